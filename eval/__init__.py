@@ -1,0 +1,1 @@
+"""Evaluation: tree metrics, retrieval metrics, benchmarks and their reports."""

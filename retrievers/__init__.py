@@ -1,0 +1,1 @@
+"""Retrieval over structrag chunks: BM25, dense, hierarchy features, the LightGBM ranker, the persisted index."""

@@ -1,0 +1,56 @@
+"""structrag: structure-aware RAG over long documents.
+
+Extract blocks from PDFs, reconstruct a heading tree that is consistent over
+the whole document (level-wise memory), chunk by section, and rank with
+hierarchy-aware features.
+"""
+
+from __future__ import annotations
+
+from .errors import (
+    BackendError,
+    BackendResponseError,
+    ConfigError,
+    CorruptPDFError,
+    EncryptedPDFError,
+    IndexFormatError,
+    InputError,
+    ModelError,
+    NotAPDFError,
+    ReferenceFormatError,
+    SchemaVersionError,
+    StructragError,
+)
+from .extract import extract
+from .model import SCHEMA_VERSION, Block, Chunk, Document, Heading, Numbering, OutlineEntry
+from .outline import locate_outline
+from .tree import HeadingTree, TreeNode
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "SCHEMA_VERSION",
+    "Block",
+    "Chunk",
+    "Document",
+    "Heading",
+    "HeadingTree",
+    "Numbering",
+    "OutlineEntry",
+    "TreeNode",
+    "extract",
+    "locate_outline",
+    "StructragError",
+    "InputError",
+    "NotAPDFError",
+    "EncryptedPDFError",
+    "CorruptPDFError",
+    "ReferenceFormatError",
+    "ConfigError",
+    "ModelError",
+    "BackendError",
+    "BackendResponseError",
+    "IndexFormatError",
+    "SchemaVersionError",
+]

@@ -1,0 +1,598 @@
+"""PDF -> :class:`~structrag.model.Document` with PyMuPDF.
+
+Per page: ``get_text("dict")`` lines are regrouped into blocks of one dominant
+style (a bold heading line and the paragraph under it end up in different
+blocks even when PyMuPDF puts them in one), fragments on one baseline that
+start with a bare heading number are joined ("Item 7." + "Management's ..."),
+and blocks are put in reading order by a recursive XY-cut that only accepts a
+vertical cut between real text columns (so tables read row by row).
+
+Across pages: running headers, footers and page numbers (the same text at the
+same place on several pages) are taken out of the text but kept in
+:attr:`Document.furniture`; printed table-of-contents pages are marked so
+their lines are never taken for headings.
+
+Memory stays bounded by the size of the extracted text: pages are loaded one
+at a time and dropped, and the file hash is computed in pieces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError
+from .model import Block, Document, OutlineEntry
+from .numbering import is_bare_label
+
+__all__ = ["extract", "open_pdf", "file_sha1"]
+
+log = logging.getLogger(__name__)
+
+_BOLD_RE = re.compile(r"bold|black|heavy|semibold|demibold|demi\b|extrabold|ultrabold|-bd\b|,bold", re.I)
+_ITALIC_RE = re.compile(r"italic|oblique|-it\b|,italic", re.I)
+_DIGITS_RE = re.compile(r"\d+")
+_WS_RE = re.compile(r"\s+")
+_PAGE_NO_RE = re.compile(
+    r"^(?:page\s*)?[-–—|]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—|]?(?:\s*(?:of|/)\s*\d{1,4})?$"
+    r"|^\d{1,3}(?:\s*-\s*\d{1,4}){1,3}$"  # "1-1-3": Chinese prospectus page numbers
+    r"|^第\s*\d+\s*页(?:\s*共\s*\d+\s*页)?$",
+    re.I,
+)
+_TOC_REF_RE = re.compile(r"(?:\.{2,}|…+|·{2,}|\s)\s*(\d{1,4}|[ivxlc]{1,7})\s*$", re.I)
+_TOC_TITLE_RE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$|^\s*index\s*$", re.I)
+
+# Margins (share of page height) where running headers / footers live.
+_MARGIN = 0.12
+
+
+def file_sha1(path: str | os.PathLike[str], bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        while chunk := f.read(bufsize):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def open_pdf(path: str | os.PathLike[str], password: str | None = None):
+    """Open ``path`` with PyMuPDF, turning its failures into structrag errors."""
+    import pymupdf
+
+    p = Path(path)
+    if not p.exists():
+        raise NotAPDFError("file not found", path=p)
+    if p.is_dir():
+        raise NotAPDFError("is a folder, not a PDF file", path=p)
+    with open(p, "rb") as f:
+        head = f.read(1024)
+    if b"%PDF" not in head:
+        raise NotAPDFError(
+            "not a PDF file (no %PDF header)", path=p, hint="structrag reads PDF files only"
+        )
+    try:
+        doc = pymupdf.open(p, filetype="pdf")
+    except Exception as exc:  # PyMuPDF raises FileDataError, RuntimeError, ValueError ...
+        raise CorruptPDFError(f"cannot be opened as a PDF: {exc}", path=p,
+                              hint="the file is damaged or truncated; re-download or re-export it") from None
+    if doc.needs_pass:
+        if password is None or not doc.authenticate(password):
+            doc.close()
+            raise EncryptedPDFError(
+                "is encrypted and needs a password" if password is None else "password is wrong",
+                path=p,
+                hint="pass password=... (CLI: --password), or decrypt it first, e.g. "
+                "`qpdf --decrypt --password=SECRET in.pdf out.pdf`",
+            )
+    if doc.page_count == 0:
+        doc.close()
+        raise CorruptPDFError("has no readable pages", path=p, hint="the file is damaged or truncated")
+    return doc
+
+
+# ---------------------------------------------------------------------------
+# per-page extraction
+
+
+@dataclass(slots=True)
+class _Line:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    text: str
+    font: str
+    size: float
+    bold: bool
+    italic: bool
+    color: int
+    horizontal: bool
+    weight: int  # non-space characters, for dominant-style votes
+
+
+@dataclass(slots=True)
+class _RawBlock:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    lines: list[_Line] = field(default_factory=list)
+    column: int = 0
+
+    @property
+    def text(self) -> str:
+        return "\n".join(ln.text for ln in self.lines)
+
+
+def _style_of_spans(spans: list[dict]) -> tuple[str, float, bool, bool, int, int]:
+    """Dominant (font, size, bold, italic, color) of a line by character count."""
+    votes: dict[tuple, int] = {}
+    total = 0
+    for s in spans:
+        t = s["text"]
+        w = len(t) - t.count(" ")
+        if w <= 0:
+            continue
+        total += w
+        font = s["font"]
+        fl = s["flags"]
+        key = (
+            font,
+            round(s["size"] * 2) / 2,
+            bool(fl & 16) or bool(_BOLD_RE.search(font)),
+            bool(fl & 2) or bool(_ITALIC_RE.search(font)),
+            s["color"],
+        )
+        votes[key] = votes.get(key, 0) + w
+    if not votes:
+        s = spans[0]
+        return s["font"], round(s["size"] * 2) / 2, False, False, s["color"], 0
+    key = max(votes.items(), key=lambda kv: kv[1])[0]
+    return (*key, total)  # type: ignore[return-value]
+
+
+def _transform(bbox, mat) -> tuple[float, float, float, float]:
+    if mat is None:
+        return bbox
+    import pymupdf
+
+    r = pymupdf.Rect(bbox) * mat
+    return (r.x0, r.y0, r.x1, r.y1)
+
+
+def _page_lines(page, flags: int) -> list[list[_Line]]:
+    """The page's PyMuPDF blocks as lists of lines (rotation applied)."""
+    d = page.get_text("dict", flags=flags)
+    mat = page.rotation_matrix if page.rotation else None
+    out: list[list[_Line]] = []
+    for b in d["blocks"]:
+        if b.get("type", 0) != 0:
+            continue
+        lines: list[_Line] = []
+        for ln in b["lines"]:
+            spans = ln["spans"]
+            if not spans:
+                continue
+            text = "".join(s["text"] for s in spans)
+            if not text.strip():
+                continue
+            font, size, bold, italic, color, weight = _style_of_spans(spans)
+            dx, dy = ln["dir"]
+            x0, y0, x1, y1 = _transform(ln["bbox"], mat)
+            if mat is not None:
+                # direction in displayed space
+                import pymupdf
+
+                p = pymupdf.Point(dx, dy) * pymupdf.Matrix(mat.a, mat.b, mat.c, mat.d, 0, 0)
+                dx, dy = p.x, p.y
+            lines.append(
+                _Line(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), _WS_RE.sub(" ", text).strip(),
+                      font, size, bold, italic, color, abs(dy) < 0.2 and dx > 0, weight)
+            )
+        if lines:
+            out.append(lines)
+    return out
+
+
+def _same_row(a: _Line, b: _Line) -> bool:
+    h = min(a.y1 - a.y0, b.y1 - b.y0)
+    ov = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return h > 0 and ov > 0.5 * h
+
+
+def _segment(lines: list[_Line]) -> list[_RawBlock]:
+    """Split one PyMuPDF block into runs of one style; join fragments on one row."""
+    # join fragments PyMuPDF left as separate lines on the same row
+    rows: list[_Line] = []
+    for ln in lines:
+        prev = rows[-1] if rows else None
+        if (
+            prev is not None
+            and prev.horizontal
+            and ln.horizontal
+            and _same_row(prev, ln)
+            and ln.x0 >= prev.x1 - 1
+            and (round(prev.size) == round(ln.size) or is_bare_label(prev.text))
+        ):
+            rows[-1] = _Line(
+                prev.x0, min(prev.y0, ln.y0), ln.x1, max(prev.y1, ln.y1), prev.text + " " + ln.text,
+                prev.font if prev.weight >= ln.weight else ln.font,
+                max(prev.size, ln.size), prev.bold and ln.bold, prev.italic and ln.italic,
+                prev.color if prev.weight >= ln.weight else ln.color, True, prev.weight + ln.weight,
+            )
+        else:
+            rows.append(ln)
+    blocks: list[_RawBlock] = []
+    cur: _RawBlock | None = None
+    for ln in rows:
+        if cur is not None:
+            last = cur.lines[-1]
+            gap = ln.y0 - last.y1
+            same_style = (
+                abs(ln.size - last.size) < 0.6 and ln.bold == last.bold and ln.italic == last.italic
+                and ln.horizontal == last.horizontal
+            )
+            if same_style and gap < 1.2 * max(last.y1 - last.y0, 1.0):
+                cur.lines.append(ln)
+                cur.x0, cur.y0 = min(cur.x0, ln.x0), min(cur.y0, ln.y0)
+                cur.x1, cur.y1 = max(cur.x1, ln.x1), max(cur.y1, ln.y1)
+                continue
+        cur = _RawBlock(ln.x0, ln.y0, ln.x1, ln.y1, [ln])
+        blocks.append(cur)
+    return blocks
+
+
+def _is_column_part(blocks: Sequence[_RawBlock], region_width: float) -> bool:
+    """Whether a side of a vertical cut looks like running text, not table cells."""
+    if not blocks:
+        return False
+    width = max(b.x1 for b in blocks) - min(b.x0 for b in blocks)
+    multi = sum(len(b.lines) for b in blocks if len(b.lines) >= 3)
+    lines = sum(len(b.lines) for b in blocks)
+    return width >= 0.22 * region_width and (multi >= 0.4 * lines or width >= 0.4 * region_width)
+
+
+def _cuts(intervals: list[tuple[float, float, int]], min_gap: float) -> list[list[int]]:
+    """Group items whose projections overlap; groups are separated by gaps >= min_gap."""
+    intervals.sort()
+    groups: list[list[int]] = []
+    end = None
+    for a, b, i in intervals:
+        if end is None or a > end + min_gap:
+            groups.append([i])
+            end = b
+        else:
+            groups[-1].append(i)
+            end = max(end, b)
+    return groups
+
+
+def _xycut(blocks: list[_RawBlock], idx: list[int], depth: int, column: int, out: list[int]) -> None:
+    if len(idx) <= 1 or depth > 40:
+        for i in sorted(idx, key=lambda i: (blocks[i].y0, blocks[i].x0)):
+            if column and not blocks[i].column:
+                blocks[i].column = column
+            out.append(i)
+        return
+    x0 = min(blocks[i].x0 for i in idx)
+    x1 = max(blocks[i].x1 for i in idx)
+    # vertical cut: columns separated by a gutter of at least ~8pt
+    cols = _cuts([(blocks[i].x0, blocks[i].x1, i) for i in idx], 8.0)
+    if len(cols) > 1 and all(_is_column_part([blocks[i] for i in g], x1 - x0) for g in cols):
+        for k, g in enumerate(cols, 1):
+            _xycut(blocks, g, depth + 1, column or k, out)
+        return
+    rows = _cuts([(blocks[i].y0, blocks[i].y1, i) for i in idx], 0.5)
+    if len(rows) > 1:
+        for g in rows:
+            _xycut(blocks, g, depth + 1, column, out)
+        return
+    if len(cols) > 1:
+        # side by side but not text columns (a table, a form): read row by row
+        for i in sorted(idx, key=lambda i: (round(blocks[i].y0 / 3), blocks[i].x0)):
+            if column and not blocks[i].column:
+                blocks[i].column = column
+            out.append(i)
+        return
+    for i in sorted(idx, key=lambda i: (blocks[i].y0, blocks[i].x0)):
+        if column and not blocks[i].column:
+            blocks[i].column = column
+        out.append(i)
+
+
+def _merge_labels(blocks: list[_RawBlock]) -> list[_RawBlock]:
+    """Join a bare heading number with the title beside it on the same row."""
+    out: list[_RawBlock] = []
+    for b in blocks:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and len(prev.lines) == 1
+            and prev.lines[0].horizontal
+            and b.lines[0].horizontal
+            and _same_row(prev.lines[0], b.lines[0])
+            and b.x0 >= prev.x1 - 1
+            and b.x0 - prev.x1 < 200
+            and is_bare_label(prev.lines[0].text)
+        ):
+            first = b.lines[0]
+            lab = prev.lines[0]
+            merged = _Line(lab.x0, min(lab.y0, first.y0), first.x1, max(lab.y1, first.y1),
+                           lab.text + " " + first.text, first.font, max(lab.size, first.size),
+                           first.bold, first.italic, first.color, True, lab.weight + first.weight)
+            nb = _RawBlock(min(prev.x0, b.x0), min(prev.y0, b.y0), max(prev.x1, b.x1), max(prev.y1, b.y1),
+                           [merged] + b.lines[1:], b.column or prev.column)
+            out[-1] = nb
+        else:
+            out.append(b)
+    return out
+
+
+def _page_blocks(page, flags: int) -> list[_RawBlock]:
+    blocks: list[_RawBlock] = []
+    for lines in _page_lines(page, flags):
+        blocks.extend(_segment(lines))
+    if not blocks:
+        return blocks
+    order: list[int] = []
+    _xycut(blocks, list(range(len(blocks))), 0, 0, order)
+    return _merge_labels([blocks[i] for i in order])
+
+
+def _block_style(rb: _RawBlock) -> tuple[str, float, bool, bool, int]:
+    votes: dict[tuple, int] = defaultdict(int)
+    for ln in rb.lines:
+        votes[(ln.font, ln.size, ln.bold, ln.italic, ln.color)] += max(ln.weight, 1)
+    return max(votes.items(), key=lambda kv: kv[1])[0]
+
+
+# ---------------------------------------------------------------------------
+# cross-page passes
+
+
+def _furniture_key(text: str) -> str:
+    return _DIGITS_RE.sub("#", _WS_RE.sub(" ", text.lower())).strip()
+
+
+def _mark_furniture(pages: list[list[Block]], heights: list[float]) -> None:
+    """Set the role of running headers, footers and page numbers, in place."""
+    occurrences: dict[tuple[str, str], list[tuple[int, int, float]]] = defaultdict(list)
+    for p, blocks in enumerate(pages):
+        h = heights[p]
+        for j, b in enumerate(blocks):
+            if b.rotated and (b.bbox[0] > 0 and b.line_count <= 2):
+                zone = "side"
+            elif b.bbox[3] <= _MARGIN * h:
+                zone = "top"
+            elif b.bbox[1] >= (1 - _MARGIN) * h:
+                zone = "bottom"
+            else:
+                continue
+            t = b.text.strip()
+            if len(t) > 200:
+                continue
+            if _PAGE_NO_RE.match(t.replace("\n", " ")):
+                pages[p][j] = replace(b, role="page_number")
+                continue
+            occurrences[(zone, _furniture_key(t))].append((p, j, (b.bbox[1] + b.bbox[3]) / 2))
+    n_pages = len(pages)
+    min_pages = 2 if n_pages <= 6 else 3
+    for (zone, key), occ in occurrences.items():
+        distinct = {p for p, _, _ in occ}
+        if len(distinct) < min_pages or not key.strip("# "):
+            continue
+        ys = sorted(y for _, _, y in occ)
+        med = ys[len(ys) // 2]
+        close = [o for o in occ if abs(o[2] - med) <= 8]
+        if len({p for p, _, _ in close}) < min_pages:
+            continue
+        role = "header" if zone == "top" else "footer"
+        for p, j, _ in close:
+            pages[p][j] = replace(pages[p][j], role=role)
+
+
+def _is_toc_page(blocks: list[Block], page_count: int) -> bool:
+    """A printed table of contents: many rows ending in increasing page numbers."""
+    rows: list[tuple[float, float, list[str]]] = []  # (y0, y1, texts) grouped by baseline
+    has_title = False
+    for b in blocks:
+        if b.role != "body":
+            continue
+        for t in b.text.split("\n"):
+            if _TOC_TITLE_RE.match(t):
+                has_title = True
+        # a block's lines are rows of their own; blocks on one baseline share a row
+        y0, y1 = b.bbox[1], b.bbox[3]
+        if b.line_count == 1:
+            for r in rows:
+                if min(r[1], y1) - max(r[0], y0) > 0.5 * min(r[1] - r[0], y1 - y0):
+                    r[2].append(b.text)
+                    break
+            else:
+                rows.append((y0, y1, [b.text]))
+        else:
+            for t in b.text.split("\n"):
+                rows.append((y0, y1, [t]))
+    refs: list[int] = []
+    text_rows = 0
+    for _, _, texts in rows:
+        line = " ".join(texts)
+        if not any(c.isalpha() for c in line):
+            continue
+        text_rows += 1
+        m = _TOC_REF_RE.search(line)
+        if m and any(c.isalpha() for c in line[: m.start()]):
+            g = m.group(1)
+            v = int(g) if g.isdigit() else 0
+            if v <= max(page_count * 3, 2000):
+                refs.append(v)
+    if text_rows == 0:
+        return False
+    incr = sum(1 for a, b in zip(refs, refs[1:]) if b >= a)
+    mono = incr / max(len(refs) - 1, 1)
+    if has_title and len(refs) >= 3 and mono >= 0.6:
+        return True
+    return len(refs) >= 6 and len(refs) >= 0.5 * text_rows and mono >= 0.75
+
+
+# ---------------------------------------------------------------------------
+
+
+def _progress(total: int, desc: str, enabled: bool | None):
+    from tqdm.auto import tqdm
+
+    if enabled is None:
+        enabled = sys.stderr.isatty() and total >= 50
+    return tqdm(total=total, desc=desc, unit="page", disable=not enabled, leave=False, file=sys.stderr)
+
+
+def _compact_pages(pages: Iterable[int]) -> str:
+    """1-based page list as ranges: ``3, 7-9``."""
+    ps = sorted(set(pages))
+    parts: list[str] = []
+    i = 0
+    while i < len(ps):
+        j = i
+        while j + 1 < len(ps) and ps[j + 1] == ps[j] + 1:
+            j += 1
+        parts.append(str(ps[i] + 1) if i == j else f"{ps[i] + 1}-{ps[j] + 1}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def extract(
+    path: str | os.PathLike[str],
+    *,
+    password: str | None = None,
+    max_pages: int | None = None,
+    progress: bool | None = None,
+) -> Document:
+    """Read a PDF into a :class:`Document`.
+
+    ``max_pages`` keeps only the first pages (for previews and benchmarks).
+    ``progress`` shows a bar on stderr (default: only on a terminal, for
+    documents of 50 pages or more).  Raises :class:`NotAPDFError`,
+    :class:`EncryptedPDFError` or :class:`CorruptPDFError` with the file named.
+    """
+    import pymupdf
+
+    path = Path(path)
+    doc = open_pdf(path, password)
+    flags = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
+    warnings: list[str] = []
+    try:
+        if doc.is_repaired:
+            warnings.append(f"{path}: the PDF was damaged and has been repaired; some content may be missing")
+        n = doc.page_count if max_pages is None else min(doc.page_count, max_pages)
+        try:
+            outline = tuple(
+                OutlineEntry(level=int(lv), title=_WS_RE.sub(" ", str(t)).strip(), page=int(pg) - 1)
+                for lv, t, pg, *_ in doc.get_toc(simple=True)
+            )
+        except Exception as exc:  # a broken outline must not cost the document
+            warnings.append(f"{path}: the PDF outline could not be read ({exc}); ignoring it")
+            outline = ()
+        metadata = tuple(sorted((k, str(v)) for k, v in (doc.metadata or {}).items() if v))
+        pages: list[list[Block]] = []
+        sizes: list[tuple[float, float]] = []
+        textless: list[int] = []
+        failed: list[int] = []
+        with _progress(n, path.name, progress) as bar:
+            for pno in range(n):
+                try:
+                    page = doc.load_page(pno)
+                    rect = page.rect
+                    sizes.append((float(rect.width), float(rect.height)))
+                    raws = _page_blocks(page, flags)
+                except Exception as exc:
+                    failed.append(pno)
+                    log.warning("%s, page %d: text extraction failed: %s", path, pno + 1, exc)
+                    if len(sizes) <= pno:
+                        sizes.append((0.0, 0.0))
+                    raws = []
+                page_blocks: list[Block] = []
+                for rb in raws:
+                    font, size, bold, italic, color = _block_style(rb)
+                    page_blocks.append(
+                        Block(
+                            index=-1, page=pno, bbox=(rb.x0, rb.y0, rb.x1, rb.y1), text=rb.text,
+                            font=font, size=size, bold=bold, italic=italic, color=color,
+                            line_count=len(rb.lines), column=rb.column,
+                            rotated=not all(ln.horizontal for ln in rb.lines),
+                        )
+                    )
+                if not page_blocks and pno not in failed:
+                    textless.append(pno)
+                pages.append(page_blocks)
+                bar.update(1)
+        page_count = n
+    finally:
+        doc.close()
+
+    _mark_furniture(pages, [h for _, h in sizes])
+    toc_pages = []
+    for p, blocks in enumerate(pages):
+        if _is_toc_page(blocks, page_count):
+            toc_pages.append(p)
+            pages[p] = [replace(b, role="toc") if b.role == "body" else b for b in blocks]
+
+    if textless:
+        warnings.append(
+            f"{path}: {len(textless)} page(s) without a text layer (scanned?), "
+            f"pages {_compact_pages(textless)}: no text taken from them"
+        )
+    if failed:
+        warnings.append(f"{path}: text extraction failed on pages {_compact_pages(failed)}")
+    for w in warnings:
+        log.warning("%s", w)
+
+    body: list[Block] = []
+    furniture: list[Block] = []
+    parts: list[str] = []
+    page_block_starts: list[int] = []
+    pos = 0
+    sep = "\n\n"
+    for p, blocks in enumerate(pages):
+        page_block_starts.append(len(body))
+        for b in blocks:
+            if b.role in ("header", "footer", "page_number"):
+                furniture.append(replace(b, index=len(furniture)))
+                continue
+            if parts:
+                pos += len(sep)
+            start = pos
+            pos += len(b.text)
+            parts.append(b.text)
+            body.append(replace(b, index=len(body), start=start, end=pos))
+    page_block_starts.append(len(body))
+    text = sep.join(parts)
+    # a page starts where its first body block starts; an empty page where the next one does
+    page_offsets = [len(text)] * (page_count + 1)
+    for p in range(page_count - 1, -1, -1):
+        lo, hi = page_block_starts[p], page_block_starts[p + 1]
+        page_offsets[p] = body[lo].start if hi > lo else page_offsets[p + 1]
+
+    return Document(
+        path=str(path),
+        name=path.name,
+        sha1=file_sha1(path),
+        page_count=page_count,
+        page_sizes=tuple(sizes),
+        blocks=tuple(body),
+        furniture=tuple(furniture),
+        text=text,
+        page_offsets=tuple(page_offsets),
+        page_block_starts=tuple(page_block_starts),
+        toc_pages=tuple(toc_pages),
+        textless_pages=tuple(textless),
+        outline=outline,
+        metadata=metadata,
+        warnings=tuple(warnings),
+    )
+
