@@ -20,6 +20,7 @@ from .errors import (
     ReferenceFormatError,
     SchemaVersionError,
     StructragError,
+    StructragWarning,
 )
 from .extract import extract
 from .model import SCHEMA_VERSION, Block, Chunk, Document, Heading, Numbering, OutlineEntry
@@ -53,4 +54,5 @@ __all__ = [
     "BackendResponseError",
     "IndexFormatError",
     "SchemaVersionError",
+    "StructragWarning",
 ]

@@ -19,6 +19,9 @@ page they concern; both are attached as the error propagates (see
     │   └── BackendResponseError    the server answered, but not usably
     └── IndexFormatError            a persisted index cannot be opened
         └── SchemaVersionError
+
+    StructragWarning (UserWarning)  the input was processed, but not all of it
+                                    (pages without text, a repaired file, ...)
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = [
     "BackendResponseError",
     "IndexFormatError",
     "SchemaVersionError",
+    "StructragWarning",
 ]
 
 
@@ -123,3 +127,7 @@ class IndexFormatError(StructragError):
 
 class SchemaVersionError(IndexFormatError):
     """A persisted index was written by an incompatible schema version."""
+
+
+class StructragWarning(UserWarning):
+    """Processing went on, but the result misses something the user should know of."""

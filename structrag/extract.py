@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import warnings as _warnings
 import re
 import sys
 from collections import defaultdict
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError
+from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from .model import Block, Document, OutlineEntry
 from .numbering import is_bare_label
 
@@ -36,7 +37,7 @@ __all__ = ["extract", "open_pdf", "file_sha1"]
 
 log = logging.getLogger(__name__)
 
-_BOLD_RE = re.compile(r"bold|black|heavy|semibold|demibold|demi\b|extrabold|ultrabold|-bd\b|,bold", re.I)
+_BOLD_RE = re.compile(r"bold|black|heavy|bld|smbd|semibd|demi|-bd\b|bd$|-sb\b|-hv\b|-blk\b", re.I)
 _ITALIC_RE = re.compile(r"italic|oblique|-it\b|,italic", re.I)
 _DIGITS_RE = re.compile(r"\d+")
 _WS_RE = re.compile(r"\s+")
@@ -176,7 +177,8 @@ def _page_lines(page, flags: int) -> list[list[_Line]]:
             continue
         lines: list[_Line] = []
         for ln in b["lines"]:
-            spans = ln["spans"]
+            # invisible machine text (tiny ids under the page) is no content: drop it
+            spans = [s for s in ln["spans"] if s["size"] >= 2.5]
             if not spans:
                 continue
             text = "".join(s["text"] for s in spans)
@@ -512,7 +514,7 @@ def extract(
                     raws = _page_blocks(page, flags)
                 except Exception as exc:
                     failed.append(pno)
-                    log.warning("%s, page %d: text extraction failed: %s", path, pno + 1, exc)
+                    log.debug("%s, page %d: text extraction failed: %s", path, pno + 1, exc)
                     if len(sizes) <= pno:
                         sizes.append((0.0, 0.0))
                     raws = []
@@ -550,7 +552,7 @@ def extract(
     if failed:
         warnings.append(f"{path}: text extraction failed on pages {_compact_pages(failed)}")
     for w in warnings:
-        log.warning("%s", w)
+        _warnings.warn(w, StructragWarning, stacklevel=2)
 
     body: list[Block] = []
     furniture: list[Block] = []

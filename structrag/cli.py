@@ -1,0 +1,196 @@
+"""The ``structrag`` command line.
+
+Core sub-commands are defined here (``toc``) and in :mod:`structrag.cli_levels`
+(``levels``, ``train-levels``).  The packages built on the core add theirs
+through the ``structrag.commands`` entry-point group (``index``, ``query``,
+``train-ranker``, ``demo`` from retrievers; ``eval`` from eval), so the core
+never imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from typing import Any, Callable, Sequence
+
+from .errors import StructragError, StructragWarning
+
+__all__ = ["main", "build_parser", "add_level_arguments", "level_options_from_args"]
+
+
+def _granularity(value: str) -> str | int:
+    if value in ("heading", "page"):
+        return value
+    try:
+        k = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError("granularity is 'heading', 'page' or a number of pages") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError("granularity in pages must be at least 1")
+    return k
+
+
+def add_level_arguments(p: argparse.ArgumentParser) -> None:
+    """Options choosing how levels are predicted (shared by ``toc`` and ``levels``)."""
+    g = p.add_argument_group("level prediction")
+    g.add_argument("--predictor", default="learned",
+                   help="offline predictor: learned (default), rules, font-size, size-rank, numbering")
+    g.add_argument("--memory", default="recent", choices=["recent", "previous-n", "random", "branches"],
+                   help="which processed headings the predictor sees (default: recent)")
+    g.add_argument("--granularity", type=_granularity, default="heading",
+                   help="targets per step: heading (default), page, or N pages")
+    g.add_argument("--seed", type=int, default=0, help="seed for the random memory strategy")
+    g.add_argument("--checkpoint", default=None,
+                   help="file recording predicted levels as they come; a rerun continues from it")
+    try:
+        from .backends.cli_options import add_backend_arguments
+    except ImportError:
+        return
+    add_backend_arguments(p)
+
+
+def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments for :func:`structrag.pipeline.parse_pdf` / ``assign_levels``."""
+    opts: dict[str, Any] = {
+        "predictor": args.predictor,
+        "memory": args.memory,
+        "granularity": args.granularity,
+        "checkpoint": args.checkpoint,
+        "seed": args.seed,
+    }
+    try:
+        from .backends.cli_options import predictor_from_args
+    except ImportError:
+        return opts
+    return predictor_from_args(args, opts)
+
+
+def _toc(args: argparse.Namespace) -> int:
+    from .pipeline import parse_pdf
+
+    parsed = parse_pdf(
+        args.pdf,
+        outline="ignore" if args.ignore_outline else "auto",
+        password=args.password,
+        progress=None if args.progress is None else args.progress,
+        **level_options_from_args(args),
+    )
+    doc, tree = parsed.document, parsed.tree
+    for w in doc.warnings:
+        print(f"structrag: warning: {w}", file=sys.stderr)
+    if args.json:
+        out: dict[str, Any] = {
+            "document": doc.name,
+            "pages": doc.page_count,
+            "headings": [
+                {
+                    "text": h.text,
+                    "level": h.level,
+                    "page": h.page + 1,
+                    "bbox": [round(v, 2) for v in h.bbox] if h.bbox is not None else None,
+                    "source": h.source,
+                    "score": round(h.score, 3),
+                    "level_source": h.level_source,
+                    "confidence": None if h.confidence is None else round(h.confidence, 4),
+                }
+                for h in tree.headings
+            ],
+        }
+        if getattr(args, "stats", False):
+            out["stats"] = parsed.stats
+        json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    elif args.markdown:
+        sys.stdout.write(tree.to_markdown())
+    else:
+        src = "outline" if parsed.stats.get("heading_source") == "outline" else "detected"
+        print(f"{doc.name}: {doc.page_count} pages, {len(tree)} headings ({src}), depth {tree.depth}")
+        sys.stdout.write(tree.to_text(pages=True))
+    if getattr(args, "stats", False) and not args.json:
+        print(json.dumps(parsed.stats, indent=2, default=str), file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="structrag",
+        description="Structure-aware RAG over long documents: heading trees, section chunks, ranking, evaluation.",
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"structrag {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("toc", help="print a PDF's heading tree", description="Print a PDF's heading tree "
+                       "(with 1-based page numbers), as text, JSON or Markdown.")
+    p.add_argument("pdf", help="the PDF file")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print JSON: document, pages, headings in reading order")
+    fmt.add_argument("--markdown", action="store_true", help="print the headings as Markdown '#' lines")
+    p.add_argument("--ignore-outline", action="store_true",
+                   help="do not use the PDF's own outline (bookmarks); detect headings from the layout")
+    p.add_argument("--password", default=None, help="password of an encrypted PDF")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
+    add_level_arguments(p)
+    if not any(a.dest == "stats" for a in p._actions):
+        p.add_argument("--stats", action="store_true", help="print timings and predictor accounting")
+    p.set_defaults(func=_toc)
+
+    try:
+        from . import cli_levels
+    except ImportError:
+        pass
+    else:
+        cli_levels.register(sub)
+
+    _register_plugins(sub)
+    return parser
+
+
+def _register_plugins(sub: Any) -> None:
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group="structrag.commands"), key=lambda e: e.name):
+        try:
+            register: Callable[[Any], None] = ep.load()
+        except Exception as exc:  # keep the other commands usable, say why this one is not
+            _unavailable(sub, ep.name, exc)
+            continue
+        register(sub)
+
+
+def _unavailable(sub: Any, name: str, exc: Exception) -> None:
+    p = sub.add_parser(name, help=f"(unavailable: {exc.__class__.__name__})", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def fail(_args: argparse.Namespace) -> int:
+        print(f"structrag: error: the '{name}' command cannot be loaded: {exc}", file=sys.stderr)
+        return 2
+
+    p.set_defaults(func=fail)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        # warnings a command reports itself (they are kept on the document) are not repeated
+        warnings.simplefilter("ignore", StructragWarning)
+        try:
+            return int(args.func(args) or 0)
+        except StructragError as exc:
+            print(f"structrag: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("structrag: interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:  # `structrag toc x.pdf | head`
+            return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

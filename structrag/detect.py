@@ -1,0 +1,276 @@
+"""Heading detection: which blocks are headings, with a score and the reasons.
+
+A heading is a short block whose style is rarer and stronger than the body
+text (larger, bold, capitals, another colour or font), often numbered, with
+no sentence-final punctuation, alone on its row.  Every candidate gets a
+score that is a sum of named evidence (``Heading.reasons``) so a user can see
+why a block was or was not taken.
+
+The PDF's own outline, when present, is the strongest signal: with
+``outline="auto"`` its entries, located on their pages, are the headings (and
+their levels).  ``outline="ignore"`` switches it off — evaluation must, since
+the outline is the answer key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, replace
+from typing import Literal, Sequence
+
+from .errors import ConfigError
+from .model import Block, Document, Heading
+from .numbering import parse_numbering
+from .outline import heading_from_block, locate_outline, normalize_title
+
+__all__ = ["detect_headings", "BodyStyle", "body_style", "score_block", "OutlineMode"]
+
+OutlineMode = Literal["auto", "ignore"]
+
+_SENTENCE_END = re.compile(r"[.;,!?。；，！？]['\"”’)]?$")
+_TOC_TITLE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$", re.I)
+_STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "appendix", "section",
+                   "cn-section", "cn-chapter", "cn-part"}
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@dataclass(frozen=True, slots=True)
+class BodyStyle:
+    """The document's dominant text style and the share of characters per style."""
+
+    size: float
+    bold: bool
+    font: str
+    color: int
+    share: dict  # (size rounded to 0.5, bold, italic) -> share of body characters
+
+    def key_share(self, b: Block) -> float:
+        return self.share.get((round(b.size * 2) / 2, b.bold, b.italic), 0.0)
+
+
+def body_style(document: Document) -> BodyStyle:
+    sizes: Counter = Counter()
+    bolds: Counter = Counter()
+    fonts: Counter = Counter()
+    colors: Counter = Counter()
+    keys: Counter = Counter()
+    for b in document.blocks:
+        if b.rotated:
+            continue
+        w = len(b.text)
+        sizes[round(b.size * 2) / 2] += w
+        bolds[b.bold] += w
+        fonts[b.font] += w
+        colors[b.color] += w
+        keys[(round(b.size * 2) / 2, b.bold, b.italic)] += w
+    total = sum(keys.values()) or 1
+    return BodyStyle(
+        size=sizes.most_common(1)[0][0] if sizes else 10.0,
+        bold=bolds.most_common(1)[0][0] if bolds else False,
+        font=fonts.most_common(1)[0][0] if fonts else "",
+        color=colors.most_common(1)[0][0] if colors else 0,
+        share={k: v / total for k, v in keys.items()},
+    )
+
+
+def _family(font: str) -> str:
+    f = font.split("+", 1)[-1]
+    return re.split(r"[-,]", f, maxsplit=1)[0].lower()
+
+
+def _caps(text: str) -> bool:
+    letters = [c for c in text if c.isalpha() and c.isascii()]
+    return len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.85 * len(letters)
+
+
+def _letters(text: str) -> int:
+    return sum(1 for c in text if c.isalpha())
+
+
+def score_block(
+    b: Block,
+    text: str,
+    body: BodyStyle,
+    *,
+    side_by_side: bool,
+    repeats: int,
+) -> tuple[float, tuple[str, ...]]:
+    """Heading evidence for one block: (score, reasons).  Positive reasons add, negative subtract."""
+    score = 0.0
+    reasons: list[str] = []
+
+    def add(v: float, why: str) -> None:
+        nonlocal score
+        score += v
+        reasons.append(f"{why} {v:+.1f}")
+
+    r = b.size / body.size if body.size else 1.0
+    if r >= 1.12:
+        add(min(3.0, 1.2 + 4.0 * (r - 1.12)), f"size x{r:.2f}")
+    elif r >= 1.04:
+        add(0.7, f"size x{r:.2f}")
+    elif r <= 0.9:
+        add(-1.5, f"smaller than body x{r:.2f}")
+    if b.bold and not body.bold:
+        add(1.3, "bold")
+    if b.italic and r < 1.04 and not b.bold:
+        add(0.3, "italic")
+    if _caps(text):
+        add(0.8, "capitals")
+    if b.color != body.color and b.color not in (0,):
+        add(0.5, "colour")
+    if _family(b.font) != _family(body.font):
+        add(0.3, "font")
+    num, rest = parse_numbering(text)
+    if num is not None:
+        add(1.5 if num.scheme in _STRONG_SCHEMES else 0.9, f"numbered {num.scheme}")
+    share = body.key_share(b)
+    if share >= 0.25:
+        add(-2.0, f"body style ({share:.0%} of text)")
+    elif share <= 0.02:
+        add(0.5, "rare style")
+    stripped = text.rstrip()
+    if _SENTENCE_END.search(stripped) and not (num is not None and not rest.strip()):
+        add(-1.6, "sentence punctuation")
+    elif stripped.endswith((":", "：")):
+        add(-0.4, "ends with a colon")
+    n = len(text)
+    if n > 150:
+        add(-1.5, "long")
+    elif n > 90 and not _CJK.search(text):
+        add(-0.5, "longish")
+    if b.line_count > 3:
+        add(-1.5, f"{b.line_count} lines")
+    if side_by_side:
+        add(-2.0, "not alone on its row")
+    elif b.line_count <= 2 and n <= 90:
+        add(0.7, "alone on its row")
+    first = text.lstrip("\"'“‘(•·-–— ")[:1]
+    if first.isalpha() and first.islower() and first.isascii() and num is None:
+        add(-1.2, "starts in lower case")
+    if repeats > 8:
+        add(-1.5, f"repeated on {repeats} pages")
+    return round(score, 3), tuple(reasons)
+
+
+def _row_neighbours(blocks: Sequence[Block]) -> set[int]:
+    """Indices of blocks sharing a row with another block of the same column (table cells, forms)."""
+    out: set[int] = set()
+    by_col: dict[int, list[Block]] = defaultdict(list)
+    for b in blocks:
+        by_col[b.column].append(b)
+    for col in by_col.values():
+        col.sort(key=lambda b: b.bbox[1])
+        for i, a in enumerate(col):
+            for c in col[i + 1 :]:
+                if c.bbox[1] >= a.bbox[3]:
+                    break
+                h = min(a.bbox[3] - a.bbox[1], c.bbox[3] - c.bbox[1])
+                ov = min(a.bbox[3], c.bbox[3]) - max(a.bbox[1], c.bbox[1])
+                apart = c.bbox[0] >= a.bbox[2] - 1 or a.bbox[0] >= c.bbox[2] - 1
+                if apart and ov > 0.5 * h:
+                    out.add(a.index)
+                    out.add(c.index)
+    return out
+
+
+def _candidate_text(b: Block) -> str:
+    return " ".join(b.text.split())
+
+
+def _joinable(a: Block, b: Block, body: BodyStyle) -> bool:
+    if a.page != b.page or a.column != b.column:
+        return False
+    if abs(a.size - b.size) > 0.6 or a.bold != b.bold or a.italic != b.italic:
+        return False
+    gap = b.bbox[1] - a.bbox[3]
+    line_h = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
+    if gap < -1 or gap > 0.9 * line_h:
+        return False
+    return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
+
+
+def detect_headings(
+    document: Document,
+    *,
+    outline: OutlineMode = "auto",
+    min_score: float = 2.0,
+    min_outline_entries: int = 3,
+) -> tuple[Heading, ...]:
+    """Headings of ``document`` in reading order (levels unset unless from the outline).
+
+    With ``outline="auto"`` and an outline of at least ``min_outline_entries``
+    entries, its located entries are returned (``source="outline"``, levels
+    set); entries not found on their pages are kept at the top of their page
+    with ``bbox=None``.  Otherwise blocks scoring at least ``min_score`` are
+    returned (``source="detected"``).
+    """
+    if outline not in ("auto", "ignore"):
+        raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")
+    if outline == "auto" and len(document.outline) >= min_outline_entries:
+        return _from_outline(document)
+    return _detect(document, min_score)
+
+
+def _from_outline(document: Document) -> tuple[Heading, ...]:
+    out: list[Heading] = []
+    for le in locate_outline(document):
+        if le.heading is not None:
+            out.append(replace(le.heading, reasons=(f"outline match {le.match:.2f}",), score=le.match))
+        elif le.entry.page >= 0:
+            blk = min(document.first_block_on_or_after(le.entry.page), len(document.blocks))
+            out.append(Heading(text=le.entry.title, page=le.entry.page, bbox=None, block=blk, block_end=blk,
+                               source="outline", level=le.entry.level, level_source="outline",
+                               confidence=1.0, score=0.0, reasons=("outline entry not found on its page",)))
+    # outline order is reading order for well-formed outlines; keep a stable sort by position
+    # for the rest so sections stay well defined
+    out.sort(key=lambda h: h.block)
+    return tuple(out)
+
+
+def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
+    body = body_style(document)
+    blocks = document.blocks
+    pages_of_text: dict[str, set[int]] = defaultdict(set)
+    for b in blocks:
+        if b.line_count <= 3 and len(b.text) <= 150:
+            pages_of_text[normalize_title(b.text)].add(b.page)
+    side: set[int] = set()
+    for p in range(document.page_count):
+        side |= _row_neighbours(document.page_blocks(p))
+
+    scored: list[tuple[Block, float, tuple[str, ...]]] = []
+    for b in blocks:
+        text = _candidate_text(b)
+        if b.rotated or len(text) > 300 or _letters(text) < 2:
+            continue
+        if b.role == "toc" and not _TOC_TITLE.match(text):
+            continue
+        nonspace = sum(1 for c in text if not c.isspace())
+        if _letters(text) < 0.45 * nonspace:
+            continue  # figures, amounts, dates
+        s, why = score_block(b, text, body, side_by_side=b.index in side,
+                             repeats=len(pages_of_text.get(normalize_title(b.text), ())))
+        if s >= min_score:
+            scored.append((b, s, why))
+
+    heads: list[Heading] = []
+    i = 0
+    while i < len(scored):
+        b, s, why = scored[i]
+        j = i
+        # multi-block headings: same style, stacked closely in one column
+        while (
+            j + 1 < len(scored)
+            and scored[j + 1][0].index == scored[j][0].index + 1
+            and _joinable(scored[j][0], scored[j + 1][0], body)
+            and not _SENTENCE_END.search(scored[j][0].text.rstrip())
+            and sum(len(x[0].text) for x in scored[i : j + 2]) <= 250
+        ):
+            j += 1
+        best = max(x[1] for x in scored[i : j + 1])
+        reasons = why + ((f"joined {j - i + 1} blocks",) if j > i else ())
+        heads.append(heading_from_block(document, b.index, scored[j][0].index, score=best, reasons=reasons))
+        i = j + 1
+    return tuple(heads)
