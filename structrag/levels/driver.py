@@ -1,0 +1,386 @@
+"""The level-reconstruction driver (DESIGN.md §2.3).
+
+:func:`assign_levels` walks a document's headings in reading order, one step
+at a time (one heading, the headings of one page, or of k pages).  Per step it
+builds the memory with the chosen strategy, asks the predictor, validates the
+answer with :func:`~.base.check_levels`, asks again with feedback (up to the
+predictor's ``max_retries``), falls back to a second predictor when the first
+raises a :class:`~structrag.errors.BackendError` or stays invalid on a group,
+and projects what is still invalid onto the valid range.  Every heading leaves
+with a level, a ``level_source`` and a ``confidence``.
+
+A checkpoint file (JSON lines: a header, then one line per completed step)
+makes long runs resumable: a rerun with the same file continues after the last
+completed step, and an interruption (Ctrl-C, a dead server) keeps what was
+done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, NamedTuple, Sequence
+
+from ..errors import BackendError, ConfigError, StructragError
+from ..model import Document, Heading
+from .base import LevelPrediction, LevelPredictor, PredictionContext, check_levels, project_levels
+from .memory import MemoryStrategy, TreeState, make_memory
+
+__all__ = ["LevelResult", "assign_levels", "plan_steps", "CHECKPOINT_FORMAT"]
+
+CHECKPOINT_FORMAT = "structrag-levels-checkpoint/1"
+
+
+class LevelResult(NamedTuple):
+    """Headings with ``level``, ``level_source`` and ``confidence`` filled, and run statistics."""
+
+    headings: tuple[Heading, ...]
+    stats: dict
+
+
+def plan_steps(headings: Sequence[Heading], granularity: str | int) -> list[tuple[int, int]]:
+    """Half-open index ranges of the targets of each step.
+
+    ``"heading"``: one heading per step; ``"page"`` (= 1): the headings of one
+    page; an int k: the headings of k consecutive pages, starting at the page
+    of the first heading not yet done.
+    """
+    n = len(headings)
+    if granularity == "heading":
+        return [(i, i + 1) for i in range(n)]
+    if granularity == "page":
+        k = 1
+    elif isinstance(granularity, int) and not isinstance(granularity, bool):
+        k = granularity
+    elif isinstance(granularity, str) and granularity.strip().isdigit():
+        k = int(granularity)
+    else:
+        raise ConfigError(
+            f"unknown granularity {granularity!r}", hint='use "heading", "page" or a number of pages (1, 2, 4)'
+        )
+    if k < 1:
+        raise ConfigError(f"granularity must be at least 1 page, got {k}")
+    steps = []
+    i = 0
+    while i < n:
+        end_page = headings[i].page + k
+        j = i + 1
+        # a page that goes backwards (rare reading-order quirks) stays in the step
+        while j < n and headings[j].page < end_page:
+            j += 1
+        steps.append((i, j))
+        i = j
+    return steps
+
+
+def _granularity_label(granularity: str | int) -> str:
+    return str(granularity)
+
+
+def _headings_digest(headings: Sequence[Heading]) -> str:
+    h = hashlib.sha1()
+    for x in headings:
+        h.update(f"{x.page}\x1f{x.text}\x1e".encode("utf-8"))
+    return h.hexdigest()
+
+
+def _merge_usage(total: dict, usage: dict | None) -> None:
+    if not usage:
+        return
+    for k, v in usage.items():
+        if isinstance(v, bool):
+            total[k] = total.get(k, 0) + int(v)
+        elif isinstance(v, (int, float)):
+            total[k] = total.get(k, 0) + v
+        elif isinstance(v, dict):
+            _merge_usage(total.setdefault(k, {}), v)
+        else:
+            total[k] = v
+
+
+class _Checkpoint:
+    """JSON-lines checkpoint: header line, then one line per completed step."""
+
+    def __init__(self, path: Path, header: dict) -> None:
+        self.path = path
+        self.header = header
+        self.done: list[dict] = []
+        self._fh = None
+
+    def load(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with open(self.path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        try:
+            head = json.loads(lines[0])
+        except json.JSONDecodeError:
+            raise ConfigError("checkpoint header is not JSON", path=self.path,
+                              hint="delete the file to start over") from None
+        for key in ("format", "document", "headings_sha1", "n_headings", "predictor", "memory", "granularity"):
+            if head.get(key) != self.header.get(key):
+                raise ConfigError(
+                    f"checkpoint was written for another run ({key}: {head.get(key)!r}, "
+                    f"this run: {self.header.get(key)!r})",
+                    path=self.path,
+                    hint="delete it or pass another checkpoint path",
+                )
+        good_bytes = len(lines[0]) + 1
+        for line in lines[1:]:
+            if not line.strip():
+                break
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                break  # the interrupted last write: drop it, redo that step
+            if rec.get("start") != (self.done[-1]["end"] if self.done else 0):
+                break
+            self.done.append(rec)
+            good_bytes += len(line.encode("utf-8")) + 1
+        # cut a torn tail so appends continue a well-formed file
+        with open(self.path, "rb+") as f:
+            f.truncate(min(good_bytes, os.path.getsize(self.path)))
+
+    def open(self) -> None:
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(self.path, "a", encoding="utf-8")
+        if new:
+            self._fh.write(json.dumps(self.header) + "\n")
+            self._fh.flush()
+
+    def write(self, rec: dict) -> None:
+        assert self._fh is not None
+        self._fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def _resolve(predictor: str | LevelPredictor, options: dict) -> LevelPredictor:
+    from . import make_predictor
+
+    if isinstance(predictor, str):
+        return make_predictor(predictor, **options)
+    if options:
+        raise ConfigError(
+            "predictor options were given with a predictor instance: " + ", ".join(sorted(options)),
+            hint="pass them to make_predictor(name, ...) or to the instance's constructor",
+        )
+    if not isinstance(predictor, LevelPredictor):
+        raise ConfigError(f"predictor must be a name or a LevelPredictor, got {type(predictor).__name__}")
+    return predictor
+
+
+def _progress_bar(total: int, enabled: bool | None, desc: str):
+    from tqdm.auto import tqdm
+
+    if enabled is None:
+        enabled = sys.stderr.isatty() and total >= 200
+    return tqdm(total=total, desc=desc, unit="heading", disable=not enabled, leave=False, file=sys.stderr)
+
+
+def assign_levels(
+    document: Document | None,
+    headings: Sequence[Heading],
+    *,
+    predictor: str | LevelPredictor = "learned",
+    memory: str | MemoryStrategy = "recent",
+    granularity: str | int = "heading",
+    seed: int = 0,
+    progress: bool | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
+    fallback: str | LevelPredictor | None = None,
+    **predictor_options: Any,
+) -> LevelResult:
+    """Give every heading a level with the level-wise memory method.
+
+    ``headings`` are in reading order (their current levels are ignored).
+    ``predictor`` is a registered name (``learned``, ``rules``, ``font-size``,
+    ``size-rank``, ``numbering``, ``vlm``, ...) built with ``predictor_options``,
+    or a :class:`~.base.LevelPredictor`.  ``memory`` is a strategy name
+    (``recent``, ``previous-n``, ``random``, ``branches``) or instance;
+    ``granularity`` is ``"heading"``, ``"page"`` or a number of pages.
+    ``fallback`` (a name or predictor) answers a step the predictor cannot
+    (a :class:`BackendError`, or a group still invalid after the retries);
+    without one, a backend error propagates — the checkpoint keeps the work.
+
+    Returns a :class:`LevelResult`; ``stats`` holds counts (steps, retries,
+    invalid answers, projected headings, fallback steps, resumed steps), the
+    merged ``usage`` of model-backed predictors, per-source counts and timing.
+    """
+    t0 = time.perf_counter()
+    headings = tuple(headings)
+    pred = _resolve(predictor, predictor_options)
+    fb = _resolve(fallback, {}) if fallback is not None else None
+    strategy = make_memory(memory, seed=seed)
+    steps = plan_steps(headings, granularity)
+    doc_name = document.path if document is not None else None
+    stats: dict[str, Any] = {
+        "predictor": pred.name,
+        "memory": strategy.name,
+        "granularity": _granularity_label(granularity),
+        "headings": len(headings),
+        "steps": len(steps),
+        "predicted_steps": 0,
+        "resumed_steps": 0,
+        "retries": 0,
+        "invalid_answers": 0,
+        "projected": 0,
+        "fallback_steps": 0,
+        "backend_errors": 0,
+        "usage": {},
+        "sources": {},
+    }
+    state = TreeState(headings)
+    out_levels: list[int] = []
+    out_sources: list[str] = []
+    out_conf: list[float] = []
+
+    ckpt: _Checkpoint | None = None
+    if checkpoint is not None:
+        header = {
+            "format": CHECKPOINT_FORMAT,
+            "document": document.sha1 if document is not None else None,
+            "headings_sha1": _headings_digest(headings),
+            "n_headings": len(headings),
+            "predictor": pred.name,
+            "memory": repr(strategy),
+            "granularity": _granularity_label(granularity),
+        }
+        ckpt = _Checkpoint(Path(checkpoint), header)
+        ckpt.load()
+
+    pred.begin(PredictionContext(document=document, headings=headings))
+    if fb is not None:
+        fb.begin(PredictionContext(document=document, headings=headings))
+
+    done_steps = 0
+    if ckpt is not None and ckpt.done:
+        for rec in ckpt.done:
+            for lv in rec["levels"]:
+                state.push(int(lv))
+            out_levels.extend(int(x) for x in rec["levels"])
+            out_sources.extend(rec["sources"])
+            out_conf.extend(float(c) for c in rec["confidences"])
+            _merge_usage(stats["usage"], rec.get("usage"))
+        done_steps = len(ckpt.done)
+        stats["resumed_steps"] = done_steps
+        if steps[:done_steps] != [(r["start"], r["end"]) for r in ckpt.done]:
+            raise ConfigError("checkpoint steps do not match this run's steps", path=ckpt.path,
+                              hint="delete it or pass another checkpoint path")
+
+    bar = _progress_bar(len(headings), progress, document.name if document is not None else "levels")
+    bar.update(len(out_levels))
+    if ckpt is not None:
+        ckpt.open()
+    try:
+        for s in range(done_steps, len(steps)):
+            a, b = steps[s]
+            targets = headings[a:b]
+            mem = strategy.build(state, s)
+            levels, sources, confs, usage = _predict_step(pred, fb, mem, targets, stats, doc_name)
+            for lv in levels:
+                state.push(lv)
+            out_levels.extend(levels)
+            out_sources.extend(sources)
+            out_conf.extend(confs)
+            _merge_usage(stats["usage"], usage)
+            stats["predicted_steps"] += 1
+            if ckpt is not None:
+                ckpt.write({"step": s, "start": a, "end": b, "levels": list(levels), "sources": list(sources),
+                            "confidences": [round(c, 6) for c in confs], "usage": usage or {}})
+            bar.update(b - a)
+    finally:
+        bar.close()
+        if ckpt is not None:
+            ckpt.close()
+
+    result = tuple(
+        replace(h, level=lv, level_source=src, confidence=float(c))
+        for h, lv, src, c in zip(headings, out_levels, out_sources, out_conf)
+    )
+    for src in out_sources:
+        stats["sources"][src] = stats["sources"].get(src, 0) + 1
+    elapsed = time.perf_counter() - t0
+    stats["seconds"] = elapsed
+    stats["headings_per_s"] = len(headings) / elapsed if elapsed > 0 else float("inf")
+    stats["depth"] = state.depth
+    return LevelResult(result, stats)
+
+
+def _ask(p: LevelPredictor, mem, targets, attempt: int, feedback: str | None, stats: dict,
+         doc_name: str | None) -> LevelPrediction:
+    try:
+        return p.predict(mem, targets, attempt=attempt, feedback=feedback)
+    except StructragError as exc:
+        exc.with_context(path=doc_name, page=targets[0].page + 1)
+        raise
+
+
+def _predict_step(
+    pred: LevelPredictor,
+    fb: LevelPredictor | None,
+    mem,
+    targets: Sequence[Heading],
+    stats: dict,
+    doc_name: str | None,
+) -> tuple[list[int], list[str], list[float], dict]:
+    prev = mem.previous_level
+    n = len(targets)
+    usage: dict = {}
+    answer: LevelPrediction | None = None
+    feedback: str | None = None
+    used = pred
+    try:
+        for attempt in range(int(getattr(pred, "max_retries", 0)) + 1):
+            if attempt:
+                stats["retries"] += 1
+            answer = _ask(pred, mem, targets, attempt, feedback, stats, doc_name)
+            _merge_usage(usage, answer.usage)
+            feedback = check_levels(list(answer.levels), prev, n)
+            if feedback is None:
+                break
+            stats["invalid_answers"] += 1
+    except BackendError:
+        stats["backend_errors"] += 1
+        if fb is None:
+            raise
+        answer, feedback = None, "backend error"
+    if feedback is not None and fb is not None and (answer is None or n > 1):
+        # the fallback answers the whole step; it is validated like any predictor
+        stats["fallback_steps"] += 1
+        used = fb
+        answer = _ask(fb, mem, targets, 0, None, stats, doc_name)
+        _merge_usage(usage, answer.usage)
+        feedback = check_levels(list(answer.levels), prev, n)
+        if feedback is not None:
+            stats["invalid_answers"] += 1
+    assert answer is not None
+    raw = list(answer.levels)
+    confs = [float(c) for c in answer.confidences] if answer.confidences is not None else []
+    srcs = list(answer.sources) if answer.sources is not None else []
+    if len(raw) != n:
+        # a wrong count cannot be aligned to the targets: keep what lines up, pad with "stay"
+        raw = (raw + [None] * n)[:n]  # type: ignore[list-item]
+    confs = (confs + [0.0] * n)[:n]
+    srcs = (srcs + [used.source] * n)[:n]
+    srcs = [s if s else used.source for s in srcs]
+    if used is fb:
+        srcs = ["fallback"] * n
+    levels = list(project_levels(raw, prev)) if feedback is not None else [int(x) for x in raw]
+    if feedback is not None:
+        for i, (r, lv) in enumerate(zip(raw, levels)):
+            if r != lv:
+                stats["projected"] += 1
+                srcs[i] = "projected"
+                confs[i] = 0.0
+    return levels, srcs, confs, usage
