@@ -131,8 +131,26 @@ class _RawBlock:
         return "\n".join(ln.text for ln in self.lines)
 
 
+_FONT_FLAGS: dict[str, tuple[bool, bool]] = {}
+
+
+def _font_flags(font: str) -> tuple[bool, bool]:
+    """(bold, italic) from a font name, cached: the regexes are the hot path."""
+    v = _FONT_FLAGS.get(font)
+    if v is None:
+        v = _FONT_FLAGS[font] = (bool(_BOLD_RE.search(font)), bool(_ITALIC_RE.search(font)))
+    return v
+
+
 def _style_of_spans(spans: list[dict]) -> tuple[str, float, bool, bool, int, int]:
-    """Dominant (font, size, bold, italic, color) of a line by character count."""
+    """Dominant (font, size, bold, italic, color) of a line by character count, and the count."""
+    if len(spans) == 1:
+        s = spans[0]
+        t = s["text"]
+        font, fl = s["font"], s["flags"]
+        fb, fi = _font_flags(font)
+        return (font, round(s["size"] * 2) / 2, bool(fl & 16) or fb, bool(fl & 2) or fi, s["color"],
+                len(t) - t.count(" "))
     votes: dict[tuple, int] = {}
     total = 0
     for s in spans:
@@ -143,13 +161,8 @@ def _style_of_spans(spans: list[dict]) -> tuple[str, float, bool, bool, int, int
         total += w
         font = s["font"]
         fl = s["flags"]
-        key = (
-            font,
-            round(s["size"] * 2) / 2,
-            bool(fl & 16) or bool(_BOLD_RE.search(font)),
-            bool(fl & 2) or bool(_ITALIC_RE.search(font)),
-            s["color"],
-        )
+        fb, fi = _font_flags(font)
+        key = (font, round(s["size"] * 2) / 2, bool(fl & 16) or fb, bool(fl & 2) or fi, s["color"])
         votes[key] = votes.get(key, 0) + w
     if not votes:
         s = spans[0]
@@ -362,15 +375,34 @@ def _furniture_key(text: str) -> str:
     return _DIGITS_RE.sub("#", _WS_RE.sub(" ", text.lower())).strip()
 
 
+def _numbers_track_pages(texts_pages: list[tuple[str, int]]) -> bool:
+    """Whether texts that differ only in numbers differ by the page number.
+
+    "Annual Report | 45" on page 45 and "Annual Report | 46" on page 46 are a
+    running footer; "1.2 Results" and "2.1 Outlook" at the top of two pages
+    are headings that happen to share a shape.
+    """
+    offsets: list[set[int]] = []
+    for text, page in texts_pages:
+        nums = [int(n) for n in _DIGITS_RE.findall(text)]
+        offsets.append({n - page for n in nums})
+    common = set.intersection(*offsets) if offsets else set()
+    if common:
+        return True
+    # a constant offset up to +-1 (odd/even page layouts, roman front matter)
+    for base in offsets[0]:
+        if all(any(abs(o - base) <= 1 for o in off) for off in offsets[1:]):
+            return True
+    return False
+
+
 def _mark_furniture(pages: list[list[Block]], heights: list[float]) -> None:
     """Set the role of running headers, footers and page numbers, in place."""
-    occurrences: dict[tuple[str, str], list[tuple[int, int, float]]] = defaultdict(list)
+    occurrences: dict[tuple[str, str], list[tuple[int, int, float, str]]] = defaultdict(list)
     for p, blocks in enumerate(pages):
         h = heights[p]
         for j, b in enumerate(blocks):
-            if b.rotated and (b.bbox[0] > 0 and b.line_count <= 2):
-                zone = "side"
-            elif b.bbox[3] <= _MARGIN * h:
+            if b.bbox[3] <= _MARGIN * h:
                 zone = "top"
             elif b.bbox[1] >= (1 - _MARGIN) * h:
                 zone = "bottom"
@@ -382,25 +414,39 @@ def _mark_furniture(pages: list[list[Block]], heights: list[float]) -> None:
             if _PAGE_NO_RE.match(t.replace("\n", " ")):
                 pages[p][j] = replace(b, role="page_number")
                 continue
-            occurrences[(zone, _furniture_key(t))].append((p, j, (b.bbox[1] + b.bbox[3]) / 2))
+            occurrences[(zone, _furniture_key(t))].append((p, j, (b.bbox[1] + b.bbox[3]) / 2, t))
     n_pages = len(pages)
     min_pages = 2 if n_pages <= 6 else 3
     for (zone, key), occ in occurrences.items():
-        distinct = {p for p, _, _ in occ}
-        if len(distinct) < min_pages or not key.strip("# "):
+        if len({o[0] for o in occ}) < min_pages or not key.strip("# "):
             continue
-        ys = sorted(y for _, _, y in occ)
+        ys = sorted(o[2] for o in occ)
         med = ys[len(ys) // 2]
         close = [o for o in occ if abs(o[2] - med) <= 8]
-        if len({p for p, _, _ in close}) < min_pages:
+        if len({o[0] for o in close}) < min_pages:
             continue
+        if "#" in key:
+            exact: dict[str, set[int]] = defaultdict(set)
+            for o in close:
+                exact[o[3]].add(o[0])
+            same_text = any(len(ps) >= min_pages for ps in exact.values())
+            if not same_text and not _numbers_track_pages([(o[3], o[0]) for o in close]):
+                continue
         role = "header" if zone == "top" else "footer"
-        for p, j, _ in close:
+        for p, j, _, _ in close:
             pages[p][j] = replace(pages[p][j], role=role)
 
 
 def _is_toc_page(blocks: list[Block], page_count: int) -> bool:
     """A printed table of contents: many rows ending in increasing page numbers."""
+    # cheap rejection first: a contents page has many lines ending in a number
+    ends = 0
+    for b in blocks:
+        for t in b.text.split("\n"):
+            if t[-1:].isdigit() or t[-1:] in "ivxlcIVXLC":
+                ends += 1
+    if ends < 3:
+        return False
     rows: list[tuple[float, float, list[str]]] = []  # (y0, y1, texts) grouped by baseline
     has_title = False
     for b in blocks:
