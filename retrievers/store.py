@@ -1,0 +1,437 @@
+"""On-disk layout of an index directory, and how it is written safely.
+
+::
+
+    DIR/
+      index.sqlite          documents, heading trees, chunks, metadata (SQLite, WAL)
+      vectors/*.npy         per-document chunk and section-path embeddings (content-addressed)
+      derived/g00000042/    search arrays + BM25 matrices (+ faiss) for generation 42
+      ranker.txt/.json      a ranker trained on this index (optional, LightGBM text)
+      .lock                 held by the one process writing
+
+Safety: every document is added in one SQLite transaction that also bumps
+the index *generation*; vector files are written (temp file, fsync, rename)
+before the transaction that refers to them commits, and derived files go to a
+temporary folder renamed to ``derived/g<generation>`` only when complete.  A
+crash or SIGKILL at any point therefore leaves the last committed generation
+readable: its rows are in SQLite, its vectors are on disk, and if its derived
+folder is missing (the crash came between the commit and the derived write)
+the reader rebuilds it in memory from SQLite.  Nothing is ever unpickled:
+``.npy``/``.npz`` load with ``allow_pickle=False``, the rest is SQLite, JSON,
+faiss and LightGBM text.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import shutil
+import sqlite3
+import threading
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from structrag.errors import ConfigError, IndexFormatError, SchemaVersionError
+
+__all__ = ["Store", "INDEX_FORMAT", "INDEX_SCHEMA", "DB_NAME", "DocRow", "ChunkRow", "atomic_write_bytes"]
+
+INDEX_FORMAT = "structrag-index"
+#: Schema of the index directory; the major part must match to open it.
+INDEX_SCHEMA = "1.0"
+DB_NAME = "index.sqlite"
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    sha1 TEXT NOT NULL,
+    options_key TEXT NOT NULL,
+    page_count INTEGER NOT NULL,
+    n_chunks INTEGER NOT NULL,
+    vectors TEXT,
+    tree TEXT,
+    document BLOB,
+    stats TEXT NOT NULL DEFAULT '{}',
+    generation INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    chunk_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens TEXT NOT NULL,
+    section_path TEXT NOT NULL,
+    pages TEXT NOT NULL,
+    sibling_index INTEGER NOT NULL,
+    sibling_count INTEGER NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ord);
+CREATE INDEX IF NOT EXISTS chunks_cid ON chunks(chunk_id);
+"""
+
+
+class DocRow(NamedTuple):
+    id: int
+    name: str
+    path: str
+    sha1: str
+    options_key: str
+    page_count: int
+    n_chunks: int
+    vectors: str | None
+    generation: int
+    stats: dict
+
+
+class ChunkRow(NamedTuple):
+    rowid: int
+    doc: str
+    chunk_id: str
+    text: str
+    section_path: tuple[str, ...]
+    pages: tuple[int, ...]
+    data: dict
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def atomic_save_npy(path: Path, array: np.ndarray) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        np.save(f, np.ascontiguousarray(array), allow_pickle=False)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _major(version: str) -> str:
+    return str(version).split(".", 1)[0]
+
+
+class Store:
+    """The SQLite file and the folders beside it (one per index directory)."""
+
+    def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
+        self.root = root
+        self.conn = conn
+        self._lock = threading.RLock()
+        self._lock_fd: int | None = None
+
+    # --- opening ------------------------------------------------------------
+    @staticmethod
+    def _connect(db: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(str(db), timeout=30.0, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    @classmethod
+    def open(cls, root: str | os.PathLike) -> "Store":
+        """Open an existing index; checks format and schema version."""
+        root = Path(root)
+        db = root / DB_NAME
+        if not root.exists():
+            raise IndexFormatError("no such index directory", path=root, hint="create one with: structrag index PDF... --out DIR")
+        if not db.is_file():
+            raise IndexFormatError(
+                f"not a structrag index (no {DB_NAME})", path=root, hint="create one with: structrag index PDF... --out DIR"
+            )
+        try:
+            conn = cls._connect(db)
+            rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as e:
+            raise IndexFormatError(f"cannot read {DB_NAME}: {e}", path=root) from e
+        if rows.get("format") != INDEX_FORMAT:
+            conn.close()
+            raise IndexFormatError(f"not a structrag index (format {rows.get('format')!r})", path=root)
+        version = rows.get("schema_version", "?")
+        if _major(version) != _major(INDEX_SCHEMA):
+            conn.close()
+            raise SchemaVersionError(
+                f"index schema version {version} cannot be read by this structrag (reads {INDEX_SCHEMA})",
+                path=root,
+                hint="re-create the index with this version: structrag index PDF... --out NEW_DIR",
+            )
+        return cls(root, conn)
+
+    @classmethod
+    def create(cls, root: str | os.PathLike, settings: Mapping[str, Any]) -> "Store":
+        """Create a new, empty index at ``root`` (which must not hold one)."""
+        root = Path(root)
+        if (root / DB_NAME).exists():
+            raise ConfigError(f"an index already exists in {root}")
+        if root.exists() and not root.is_dir():
+            raise ConfigError(f"{root} exists and is not a directory")
+        root.mkdir(parents=True, exist_ok=True)
+        # build the database under a temporary name so a half-created index never exists
+        tmp = root / f".{DB_NAME}.creating-{os.getpid()}"
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        conn = cls._connect(tmp)
+        conn.executescript(_DDL)
+        meta = {"format": INDEX_FORMAT, "schema_version": INDEX_SCHEMA, "generation": "0"}
+        meta.update({k: json.dumps(v, sort_keys=True) for k, v in settings.items()})
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+        conn.execute("COMMIT")
+        conn.close()
+        os.replace(tmp, root / DB_NAME)
+        _fsync_dir(root)
+        store = cls.open(root)
+        store.conn.execute("PRAGMA journal_mode = WAL")
+        return store
+
+    def close(self) -> None:
+        self.unlock()
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+    # --- the writer's lock --------------------------------------------------
+    def lock(self) -> None:
+        """Take the directory's writer lock (one writing process at a time)."""
+        if self._lock_fd is not None:
+            return
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise ConfigError("another process is writing to this index", path=self.root) from e
+            raise
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # --- metadata ------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def setting(self, key: str, default: Any = None) -> Any:
+        v = self.meta().get(key)
+        return json.loads(v) if v is not None else default
+
+    def generation(self) -> int:
+        with self._lock:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0])
+
+    # --- transactions ----------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write; bumps the generation.  Rolled back on any exception."""
+        with self._lock:
+            c = self.conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                yield c
+                c.execute("UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'")
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+
+    # --- documents -----------------------------------------------------------------
+    def documents(self) -> list[DocRow]:
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id, name, path, sha1, options_key, page_count, n_chunks, vectors, generation, stats "
+                "FROM documents ORDER BY id"
+            ).fetchall()
+        return [DocRow(*r[:9], json.loads(r[9] or "{}")) for r in rows]
+
+    def document(self, name: str) -> DocRow | None:
+        for d in self.documents():
+            if d.name == name:
+                return d
+        return None
+
+    def load_tree(self, name: str) -> dict | None:
+        with self._lock:
+            row = self.conn.execute("SELECT tree FROM documents WHERE name = ?", (name,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def load_document(self, name: str) -> dict | None:
+        with self._lock:
+            row = self.conn.execute("SELECT document FROM documents WHERE name = ?", (name,)).fetchone()
+        return json.loads(zlib.decompress(row[0]).decode("utf-8")) if row and row[0] else None
+
+    def insert_document(
+        self,
+        c: sqlite3.Connection,
+        *,
+        name: str,
+        path: str,
+        sha1: str,
+        options_key: str,
+        page_count: int,
+        chunks: Sequence[Mapping[str, Any]],
+        tokens: Sequence[Sequence[str]],
+        vectors: str | None,
+        tree: Mapping[str, Any] | None,
+        document: Mapping[str, Any] | None,
+        stats: Mapping[str, Any],
+    ) -> int:
+        """Insert one document and its chunks inside transaction ``c`` (replacing one of that name)."""
+        c.execute("DELETE FROM documents WHERE name = ?", (name,))
+        gen = int(c.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]) + 1
+        cur = c.execute(
+            "INSERT INTO documents(name, path, sha1, options_key, page_count, n_chunks, vectors, tree, document, stats, generation) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                name,
+                path,
+                sha1,
+                options_key,
+                int(page_count),
+                len(chunks),
+                vectors,
+                json.dumps(tree, ensure_ascii=False) if tree is not None else None,
+                zlib.compress(json.dumps(document, ensure_ascii=False).encode("utf-8"), 6) if document is not None else None,
+                json.dumps(dict(stats), sort_keys=True),
+                gen,
+            ),
+        )
+        doc_id = int(cur.lastrowid)
+        rows = []
+        for i, (ch, toks) in enumerate(zip(chunks, tokens)):
+            data = {k: v for k, v in ch.items() if k != "text"}
+            rows.append(
+                (
+                    doc_id,
+                    i,
+                    ch["id"],
+                    ch["text"],
+                    " ".join(toks),
+                    json.dumps(list(ch["section_path"]), ensure_ascii=False),
+                    json.dumps(sorted(set(int(p) for p in ch["pages"]))),
+                    int(ch["sibling_index"]),
+                    int(ch["sibling_count"]),
+                    json.dumps(data, ensure_ascii=False),
+                )
+            )
+        c.executemany(
+            "INSERT INTO chunks(doc_id, ord, chunk_id, text, tokens, section_path, pages, sibling_index, sibling_count, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        return doc_id
+
+    def delete_document(self, c: sqlite3.Connection, name: str) -> bool:
+        return c.execute("DELETE FROM documents WHERE name = ?", (name,)).rowcount > 0
+
+    # --- chunks --------------------------------------------------------------------
+    def iter_doc_chunks(self) -> Iterator[tuple[DocRow, list[tuple]]]:
+        """(document, its chunk rows (rowid, pages, sib_i, sib_n, section_path, tokens)) in index order."""
+        for d in self.documents():
+            with self._lock:
+                rows = self.conn.execute(
+                    "SELECT id, pages, sibling_index, sibling_count, section_path, tokens FROM chunks "
+                    "WHERE doc_id = ? ORDER BY ord",
+                    (d.id,),
+                ).fetchall()
+            yield d, rows
+
+    def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, ChunkRow]:
+        if not len(rowids):
+            return {}
+        out: dict[int, ChunkRow] = {}
+        ids = [int(r) for r in rowids]
+        with self._lock:
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                q = (
+                    "SELECT c.id, d.name, c.chunk_id, c.text, c.section_path, c.pages, c.data FROM chunks c "
+                    f"JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({','.join('?' * len(part))})"
+                )
+                for r in self.conn.execute(q, part):
+                    out[r[0]] = ChunkRow(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), json.loads(r[6]))
+        return out
+
+    # --- files ---------------------------------------------------------------------
+    @property
+    def vectors_dir(self) -> Path:
+        return self.root / "vectors"
+
+    @property
+    def derived_root(self) -> Path:
+        return self.root / "derived"
+
+    def derived_dir(self, generation: int) -> Path:
+        return self.derived_root / f"g{generation:08d}"
+
+    def publish_derived(self, generation: int, writer) -> Path:
+        """Run ``writer(tmpdir)`` and rename the folder to ``derived/g<generation>`` when it returns."""
+        self.derived_root.mkdir(exist_ok=True)
+        final = self.derived_dir(generation)
+        if final.exists():
+            return final
+        tmp = self.derived_root / f".tmp-g{generation:08d}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        writer(tmp)
+        (tmp / "COMPLETE").write_text(json.dumps({"generation": generation}), encoding="utf-8")
+        for dirpath, _, files in os.walk(tmp):
+            for fn in files:
+                with open(os.path.join(dirpath, fn), "rb") as f:
+                    os.fsync(f.fileno())
+        os.rename(tmp, final)
+        _fsync_dir(self.derived_root)
+        return final
+
+    def garbage_collect(self) -> None:
+        """Remove derived folders of old generations, unreferenced vectors, stale temp files (writer only)."""
+        gen = self.generation()
+        keep = self.derived_dir(gen).name
+        if self.derived_root.is_dir():
+            for p in self.derived_root.iterdir():
+                if p.name != keep:
+                    shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        referenced = {d.vectors for d in self.documents() if d.vectors}
+        if self.vectors_dir.is_dir():
+            for p in self.vectors_dir.iterdir():
+                stem = p.name.split(".", 1)[0]
+                if p.name.startswith(".") or stem not in referenced:
+                    p.unlink(missing_ok=True)
+        for p in self.root.iterdir():
+            if p.name.startswith(".") and ".tmp-" in p.name:
+                p.unlink(missing_ok=True)

@@ -1,0 +1,193 @@
+"""Tokenisation for lexical retrieval (English and CJK).
+
+English text is case-folded (NFKC first, so full-width forms and ligatures
+become plain letters), split on punctuation, stop-worded and Snowball-stemmed.
+Tokens that carry meaning in reports are kept whole:
+
+* numbers with thousands separators and decimals: ``1,577`` -> ``1577``,
+  ``$1,577.00`` -> ``1577`` (a zero fraction is dropped so a table's
+  ``1,577`` meets a question's ``1577.00``), ``3.5%`` -> ``3.5``;
+* hyphenated codes that contain a digit: ``10-K``, ``8-K``, ``COVID-19``;
+* letter+digit words (``FY2018``, ``Q3``) stay whole and also give their
+  digit part (``2018``), which is how the year is printed in a table header.
+
+Chinese (and Japanese / Korean) runs become overlapping character bigrams, a
+single character standing alone becomes a unigram -- the CJK analyser of
+Lucene, which needs no dictionary and works offline.
+
+A :class:`Tokenizer` is a frozen value; :meth:`Tokenizer.to_dict` is stored in
+an index so queries are always tokenised the way the index was.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any, Literal, Mapping
+
+from structrag.errors import ConfigError
+
+__all__ = ["Tokenizer", "ENGLISH_STOPWORDS", "tokenize"]
+
+#: Function words that carry no topic.  Question words are included because
+#: every query starts with one and no passage is about "what".
+ENGLISH_STOPWORDS: frozenset[str] = frozenset(
+    """
+    a an and are as at be but by for if in into is it no not of on or such that the their then there these they
+    this to was will with what which who whom whose how when where why does did do done has have had having were
+    been being its from than our we us you your i me my he she his her them those can could would should may might
+    about so also any all each other some very just only own same both more most over under again further once
+    here s t am were doing until while against between through during before after above below up down out off
+    """.split()
+)
+
+_CJK = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+)
+
+# One alternation, tried left to right at each position:
+#   1. a CJK run,
+#   2. a number with thousands separators / decimals,
+#   3. an alphanumeric word, optionally hyphen-joined to more (10-K, non-GAAP),
+#      with an optional English possessive / contraction tail dropped later.
+_TOKEN_RE = re.compile(
+    rf"(?P<cjk>[{_CJK}]+)"
+    r"|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    rf"(?!-|[^\W{_CJK}])"
+    rf"|(?P<word>[^\W_{_CJK}]+(?:-[^\W_{_CJK}]+)*)(?:['\u2019][a-z]{{1,2}}\b)?",
+    re.UNICODE,
+)
+_HAS_DIGIT = re.compile(r"\d")
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def _normalise_number(s: str) -> str:
+    s = s.replace(",", "")
+    whole, _, frac = s.partition(".")
+    # "007" and "7" are the same number; "1,577.00" and "1577" too
+    whole = whole.lstrip("0") or "0"
+    frac = frac.rstrip("0")
+    return f"{whole}.{frac}" if frac else whole
+
+
+@lru_cache(maxsize=4)
+def _stemmer(language: str):
+    import Stemmer  # PyStemmer: C Snowball stemmers, a core dependency
+
+    return Stemmer.Stemmer(language)
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """Turns text into BM25 terms.
+
+    Parameters
+    ----------
+    lowercase:
+        Case-fold (after NFKC normalisation).
+    stem:
+        ``"snowball"`` (English Snowball stemmer) or ``"none"``.
+    stopwords:
+        ``"en"`` (:data:`ENGLISH_STOPWORDS`) or ``"none"``.
+    cjk:
+        ``"bigram"``: overlapping character bigrams per CJK run;
+        ``"unigram"``: one term per character.
+    min_length:
+        Latin-script words shorter than this are dropped (numbers never are).
+    """
+
+    lowercase: bool = True
+    stem: Literal["snowball", "none"] = "snowball"
+    stopwords: Literal["en", "none"] = "en"
+    cjk: Literal["bigram", "unigram"] = "bigram"
+    min_length: int = 1
+    _stop: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.stem not in ("snowball", "none"):
+            raise ConfigError(f"unknown stem option {self.stem!r}; use 'snowball' or 'none'")
+        if self.stopwords not in ("en", "none"):
+            raise ConfigError(f"unknown stopwords option {self.stopwords!r}; use 'en' or 'none'")
+        if self.cjk not in ("bigram", "unigram"):
+            raise ConfigError(f"unknown cjk option {self.cjk!r}; use 'bigram' or 'unigram'")
+        object.__setattr__(self, "_stop", ENGLISH_STOPWORDS if self.stopwords == "en" else frozenset())
+
+    # --- the work -----------------------------------------------------------
+    def __call__(self, text: str) -> list[str]:
+        return self.tokenize(text)
+
+    def tokenize(self, text: str) -> list[str]:
+        """Terms of ``text`` in order (duplicates kept: BM25 counts them)."""
+        if not text:
+            return []
+        text = unicodedata.normalize("NFKC", text)
+        if self.lowercase:
+            text = text.lower()
+        out: list[str] = []
+        words: list[tuple[int, str]] = []  # (position in out, word) awaiting the stemmer
+        stop = self._stop
+        for m in _TOKEN_RE.finditer(text):
+            kind = m.lastgroup
+            if kind == "cjk":
+                run = m.group("cjk")
+                if len(run) == 1 or self.cjk == "unigram":
+                    out.extend(run)
+                else:
+                    out.extend(run[i : i + 2] for i in range(len(run) - 1))
+            elif kind == "num":
+                out.append(_normalise_number(m.group("num")))
+            else:
+                w = m.group("word")
+                if "-" in w:
+                    if _HAS_DIGIT.search(w):  # 10-k, covid-19, 2018-2019: a code, keep whole
+                        out.append(w)
+                        continue
+                    parts = w.split("-")
+                else:
+                    parts = [w]
+                for p in parts:
+                    if _HAS_DIGIT.search(p):
+                        if p.isdigit():
+                            out.append(_normalise_number(p))
+                        else:  # fy2018, q3: whole, plus its numbers
+                            out.append(p)
+                            out.extend(_normalise_number(d) for d in _DIGIT_RUN.findall(p) if len(d) >= 2)
+                    elif p not in stop and len(p) >= self.min_length:
+                        words.append((len(out), p))
+                        out.append(p)
+        if words and self.stem == "snowball":
+            stemmed = _stemmer("english").stemWords([w for _, w in words])
+            for (i, _), s in zip(words, stemmed):
+                out[i] = s
+        return out
+
+    def tokenize_many(self, texts) -> list[list[str]]:
+        return [self.tokenize(t) for t in texts]
+
+    # --- persistence ---------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("_stop", None)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Tokenizer":
+        known = {"lowercase", "stem", "stopwords", "cjk", "min_length"}
+        unknown = set(d) - known
+        if unknown:
+            raise ConfigError(f"unknown tokenizer settings {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**dict(d))
+
+
+_DEFAULT = Tokenizer()
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokenise with the default :class:`Tokenizer`."""
+    return _DEFAULT.tokenize(text)
