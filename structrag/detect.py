@@ -84,6 +84,12 @@ def _caps(text: str) -> bool:
     return len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.85 * len(letters)
 
 
+def _garbled(text: str) -> bool:
+    """Text from a font without a usable encoding: control characters in place of letters."""
+    bad = sum(1 for c in text if ord(c) < 32 and c not in "\n\t")
+    return bad >= 2 or bad > 0.05 * len(text)
+
+
 def _letters(text: str) -> int:
     return sum(1 for c in text if c.isalpha())
 
@@ -123,15 +129,17 @@ def score_block(
     if _family(b.font) != _family(body.font):
         add(0.3, "font")
     num, rest = parse_numbering(text)
+    # filing section labels are headings whatever their type face
+    filing_label = num is not None and num.scheme in ("item", "part") and len(text) <= 110
     if num is not None:
-        add(1.5 if num.scheme in _STRONG_SCHEMES else 0.9, f"numbered {num.scheme}")
+        add(2.0 if filing_label else 1.5 if num.scheme in _STRONG_SCHEMES else 0.9, f"numbered {num.scheme}")
     share = body.key_share(b)
-    if share >= 0.25:
+    if share >= 0.25 and not filing_label:
         add(-2.0, f"body style ({share:.0%} of text)")
     elif share <= 0.02:
         add(0.5, "rare style")
     stripped = text.rstrip()
-    if _SENTENCE_END.search(stripped) and not (num is not None and not rest.strip()):
+    if _SENTENCE_END.search(stripped) and not (num is not None and not rest.strip()) and not filing_label:
         add(-1.6, "sentence punctuation")
     elif stripped.endswith((":", "：")):
         add(-0.4, "ends with a colon")
@@ -243,7 +251,7 @@ def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
     scored: list[tuple[Block, float, tuple[str, ...]]] = []
     for b in blocks:
         text = _candidate_text(b)
-        if b.rotated or len(text) > 300 or _letters(text) < 2:
+        if b.rotated or len(text) > 300 or _letters(text) < 2 or _garbled(text):
             continue
         if b.role == "toc" and not _TOC_TITLE.match(text):
             continue

@@ -245,7 +245,9 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
             rows.append(ln)
     blocks: list[_RawBlock] = []
     cur: _RawBlock | None = None
+    prev_label = False
     for ln in rows:
+        label = _is_label_line(ln.text)
         if cur is not None:
             last = cur.lines[-1]
             gap = ln.y0 - last.y1
@@ -253,14 +255,26 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
                 abs(ln.size - last.size) < 0.6 and ln.bold == last.bold and ln.italic == last.italic
                 and ln.horizontal == last.horizontal
             )
-            if same_style and gap < 1.2 * max(last.y1 - last.y0, 1.0):
+            # "Item 5. Other Information." set in body type is still a block of its own
+            apart = label and _SENT_END.search(last.text) is not None or prev_label
+            if same_style and not apart and gap < 1.2 * max(last.y1 - last.y0, 1.0):
                 cur.lines.append(ln)
                 cur.x0, cur.y0 = min(cur.x0, ln.x0), min(cur.y0, ln.y0)
                 cur.x1, cur.y1 = max(cur.x1, ln.x1), max(cur.y1, ln.y1)
                 continue
         cur = _RawBlock(ln.x0, ln.y0, ln.x1, ln.y1, [ln])
         blocks.append(cur)
+        prev_label = label and len(cur.lines) == 1
     return blocks
+
+
+_SENT_END = re.compile(r"[.:;!?。；：]['\"”’)]?$")
+_LABEL_LINE = re.compile(r"^(?:item\s+\d{1,2}[a-z]?\.|part\s+[ivx]{1,4}\b)", re.I)
+
+
+def _is_label_line(text: str) -> bool:
+    """A short line opening with a 10-K/10-Q section label ("Item 7.", "PART II")."""
+    return len(text) <= 110 and _LABEL_LINE.match(text) is not None
 
 
 def _is_column_part(blocks: Sequence[_RawBlock], region_width: float) -> bool:
