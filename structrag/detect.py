@@ -33,6 +33,8 @@ _TOC_TITLE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$"
 _STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "appendix", "section",
                    "cn-section", "cn-chapter", "cn-part"}
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_AMOUNT = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*[)%]?$")
+_YEAR = re.compile(r"^(19|20)\d\d$|^\d{1,2}(\.\d{1,2})+\.?$")  # years and section numbers are no figures
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,9 @@ def score_block(
         add(-0.5, "longish")
     if b.line_count > 3:
         add(-1.5, f"{b.line_count} lines")
+    figures = [t for t in (rest if num is not None else text).split() if _AMOUNT.match(t) and not _YEAR.match(t)]
+    if len(figures) >= 2 or (figures and ("," in figures[-1] or "." in figures[-1] or "(" in figures[-1])):
+        add(-2.0, "figures")
     if side_by_side:
         add(-2.0, "not alone on its row")
     elif b.line_count <= 2 and n <= 90:
