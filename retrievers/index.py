@@ -167,6 +167,7 @@ class Index:
         self.tokenizer = Tokenizer.from_dict(json.loads(meta["tokenizer"]))
         self.bm25_params = BM25Params(**json.loads(meta["bm25"]))
         self.dense_model: str | None = json.loads(meta.get("dense_model", "null"))
+        self.dense_max_seq_length: int | None = json.loads(meta.get("dense_max_seq_length", "null"))
         self.parse_options: dict[str, Any] = json.loads(meta.get("parse_options", "{}"))
         self.chunk_options: dict[str, Any] = json.loads(meta.get("chunk_options", "{}"))
         self._encoder_obj = None
@@ -183,6 +184,7 @@ class Index:
         *,
         dense: bool | Literal["auto"] = "auto",
         model: str | None = None,
+        max_seq_length: int | None = None,
         tokenizer: Tokenizer | None = None,
         bm25: BM25Params = BM25Params(),
         parse_options: Mapping[str, Any] | None = None,
@@ -192,10 +194,11 @@ class Index:
 
         ``dense``: embed chunks (``"auto"``: when sentence-transformers and faiss
         are installed); ``model``: the sentence-transformers model (default
-        all-MiniLM-L6-v2, offline).  ``parse_options`` go to ``parse_pdf``,
+        all-MiniLM-L6-v2, offline); ``max_seq_length``: word pieces embedded per
+        chunk (default 128 for the default model).  ``parse_options`` go to ``parse_pdf``,
         ``chunk_options`` to ``chunk_document``.
         """
-        from .dense import DEFAULT_MODEL, dense_available, require_dense
+        from .dense import DEFAULT_MAX_SEQ_LENGTH, DEFAULT_MODEL, dense_available, is_default_model, require_dense
 
         if dense == "auto":
             dense = dense_available()
@@ -211,6 +214,8 @@ class Index:
             "tokenizer": tokenizer.to_dict(),
             "bm25": BM25Params(*bm25)._asdict(),
             "dense_model": (model or DEFAULT_MODEL) if dense else None,
+            "dense_max_seq_length": (max_seq_length or (DEFAULT_MAX_SEQ_LENGTH if is_default_model(model) else None))
+            if dense else None,
             "parse_options": dict(parse_options or {}),
             "chunk_options": dict(chunk_options or {}),
         }
@@ -256,7 +261,7 @@ class Index:
     def _check_settings(self, options: Mapping[str, Any]) -> None:
         from .dense import DEFAULT_MODEL
 
-        unknown = set(options) - {"dense", "model", "tokenizer", "bm25", "parse_options", "chunk_options"}
+        unknown = set(options) - {"dense", "model", "max_seq_length", "tokenizer", "bm25", "parse_options", "chunk_options"}
         if unknown:
             raise ConfigError(f"unknown index options {sorted(unknown)}")
         dense = options.get("dense", "auto")
@@ -396,11 +401,11 @@ class Index:
         if self._encoder_obj is None:
             from .dense import DenseEncoder
 
-            self._encoder_obj = DenseEncoder(self.dense_model)
+            self._encoder_obj = DenseEncoder(self.dense_model, max_seq_length=self.dense_max_seq_length)
         return self._encoder_obj
 
     def _vector_stem(self, sha1: str, options_key: str) -> str:
-        return f"{sha1[:20]}-{options_key[:8]}-{_key(self.dense_model)[:8]}"
+        return f"{sha1[:20]}-{options_key[:8]}-{_key(self.dense_model, self.dense_max_seq_length)[:8]}"
 
     def _write_vectors(self, stem: str, chunk_texts: Sequence[str], section_paths: Sequence[Sequence[str]],
                        progress: bool) -> None:

@@ -1,0 +1,389 @@
+"""The ``index``, ``query``, ``train-ranker`` and ``demo`` sub-commands.
+
+Registered with the core CLI through the ``structrag.commands`` entry points
+(each ``register_x(subparsers)`` adds one parser and sets ``func``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from structrag.errors import ConfigError, InputError
+
+__all__ = ["register_index", "register_query", "register_train_ranker", "register_demo"]
+
+DEMO_PDF = "3M_2018_10K.pdf"
+DEMO_QUERY = "What was 3M's capital expenditure in 2018?"
+GENERIC_QUERY = "What are the main risk factors?"
+
+
+def _progress_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
+
+
+def _parse_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("parsing and chunking (stored with each document)")
+    g.add_argument("--ignore-outline", action="store_true",
+                   help="detect headings from the layout even when the PDF has an outline")
+    g.add_argument("--predictor", default=None,
+                   help="level predictor for detected headings (learned, rules, font-size, ...; default: learned)")
+    g.add_argument("--memory", default=None, choices=["recent", "previous-n", "random", "branches"],
+                   help="memory strategy of the level predictor (default: recent)")
+    g.add_argument("--max-tokens", type=int, default=None, help="chunk size budget in tokens (default: 256)")
+    g.add_argument("--overlap", type=int, default=None, help="tokens repeated between chunks of a section (default: 0)")
+
+
+def _options(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    popts: dict[str, Any] = {}
+    if args.ignore_outline:
+        popts["outline"] = "ignore"
+    if args.predictor:
+        popts["predictor"] = args.predictor
+    if args.memory:
+        popts["memory"] = args.memory
+    copts: dict[str, Any] = {}
+    if args.max_tokens is not None:
+        copts["max_tokens"] = args.max_tokens
+    if args.overlap is not None:
+        copts["overlap"] = args.overlap
+    return popts or None, copts or None
+
+
+def _ensure_index(out: str, args: argparse.Namespace, popts, copts):
+    from .index import Index
+    from .store import DB_NAME
+
+    if (Path(out) / DB_NAME).exists():
+        index = Index.open(out)
+        index._check_settings({"dense": args.dense, **({"model": args.model} if args.model else {})})
+        return index
+    return Index.create(
+        out,
+        dense=args.dense,
+        model=args.model,
+        parse_options=popts or {},
+        chunk_options=copts or {},
+    )
+
+
+def _event_printer(quiet: bool):
+    t0 = time.perf_counter()
+
+    def emit(kind: str, name: str, detail: str) -> None:
+        if quiet and kind != "failed":
+            return
+        el = time.perf_counter() - t0
+        tail = f": {detail}" if detail else ""
+        print(f"[{el:7.1f}s] {kind:9s} {name}{tail}", file=sys.stderr, flush=True)
+
+    return emit
+
+
+# --- index ------------------------------------------------------------------------
+def register_index(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "index",
+        help="index PDFs (files or folders) into a search index directory",
+        description="Parse, chunk, embed and store PDFs in an index directory. Files already indexed with the "
+        "same content are skipped; changed files replace their old version; other documents are kept.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="PDF files or folders (searched recursively)")
+    p.add_argument("--out", required=True, metavar="DIR", help="index directory (created if missing)")
+    p.add_argument("--workers", type=int, default=1, help="documents parsed in parallel (default: 1)")
+    d = p.add_mutually_exclusive_group()
+    d.add_argument("--dense", dest="dense", action="store_const", const=True, default="auto",
+                   help="embed chunks (default when sentence-transformers and faiss are installed)")
+    d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
+    p.add_argument("--model", default=None, help="sentence-transformers model path or name (default: all-MiniLM-L6-v2, offline)")
+    _parse_arguments(p)
+    _progress_flags(p)
+    p.add_argument("--quiet", action="store_true", help="report only failures")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_cmd_index)
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    popts, copts = _options(args)
+    t0 = time.perf_counter()
+    index = _ensure_index(args.out, args, popts, copts)
+    with index:
+        report = index.add(args.paths, workers=args.workers, progress=args.progress,
+                           parse_options=popts and {**index.parse_options, **popts},
+                           chunk_options=copts and {**index.chunk_options, **copts},
+                           on_event=_event_printer(args.quiet or args.json))
+        secs = time.perf_counter() - t0
+        docs = index.documents()
+        summary = {
+            "index": str(index.path),
+            "added": report.added,
+            "replaced": report.replaced,
+            "unchanged": report.unchanged,
+            "failed": [{"path": p, "error": e} for p, e in report.failed],
+            "documents": len(docs),
+            "chunks": len(index),
+            "dense_model": index.dense_model,
+            "seconds": round(secs, 2),
+        }
+    if args.json:
+        json.dump(summary, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"{summary['index']}: {summary['documents']} documents, {summary['chunks']} chunks "
+              f"({len(report.added)} added, {len(report.replaced)} replaced, {len(report.unchanged)} unchanged, "
+              f"{len(report.failed)} failed) in {secs:.1f}s")
+        for p, e in report.failed:
+            print(f"structrag: error: {e}" if p in e else f"structrag: error: {p}: {e}", file=sys.stderr)
+    if report.failed and not (report.added or report.replaced or report.unchanged):
+        return 2
+    return 1 if report.failed else 0
+
+
+# --- query --------------------------------------------------------------------------
+def _add_query_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-k", type=int, default=10, help="number of hits (default: 10)")
+    p.add_argument("--doc", default=None, metavar="NAME", help="search only this indexed file (e.g. 3M_2018_10K.pdf)")
+    p.add_argument("--mode", default="ranker", choices=["bm25", "dense", "hybrid", "ranker"],
+                   help="ranker (default): hierarchy-aware LightGBM; bm25; dense; hybrid: reciprocal-rank fusion")
+    p.add_argument("--json", action="store_true",
+                   help='print [{"doc","chunk_id","pages" (1-based),"section_path","score","text"}]')
+
+
+def register_query(subparsers: Any) -> None:
+    p = subparsers.add_parser("query", help="search an index", description="Search an index built by 'structrag index'.")
+    p.add_argument("index", metavar="DIR", help="index directory")
+    p.add_argument("question", help="the query text")
+    _add_query_arguments(p)
+    p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
+    p.set_defaults(func=_cmd_query)
+
+
+def _pages_label(pages: Sequence[int]) -> str:
+    if not pages:
+        return "p. ?"
+    a, b = pages[0] + 1, pages[-1] + 1
+    return f"p. {a}" if a == b else f"pp. {a}-{b}"
+
+
+def _snippet(text: str, width: int = 100, lines: int = 3) -> str:
+    flat = " ".join(text.split())
+    wrapped = textwrap.wrap(flat, width=width)
+    out = wrapped[:lines]
+    if len(wrapped) > lines:
+        out[-1] = out[-1][: width - 4] + " ..."
+    return "\n".join("     " + line for line in out)
+
+
+def print_hits(hits, *, as_json: bool, out=None) -> None:
+    out = out or sys.stdout
+    if as_json:
+        json.dump([h.to_dict() for h in hits], out, ensure_ascii=False, indent=2)
+        out.write("\n")
+        return
+    if not hits:
+        print("no hits", file=out)
+        return
+    for i, h in enumerate(hits, 1):
+        path = " > ".join(h.section_path) if h.section_path else "(before the first heading)"
+        print(f"{i:2d}. {h.doc}  {_pages_label(h.pages)}  score {h.score:.3f}", file=out)
+        print(f"     {path}", file=out)
+        print(_snippet(h.text), file=out)
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    from .index import Index
+
+    if args.k < 1:
+        raise ConfigError("-k must be at least 1")
+    with Index.open(args.index) as index:
+        hits = index.search(args.question, k=args.k, doc=args.doc, mode=args.mode, candidates=args.candidates)
+    try:
+        print_hits(hits, as_json=args.json)
+    except BrokenPipeError:
+        pass
+    return 0
+
+
+# --- train-ranker ---------------------------------------------------------------------
+def register_train_ranker(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "train-ranker",
+        help="train the hierarchy-aware ranker on queries with relevant pages",
+        description="Train a LightGBM LambdaRank ranker over hierarchy features from a JSON-lines file of "
+        'queries ({"query", "doc", "relevant_pages": [0-based], ...}, the shape of the shared '
+        "retrieval/queries.jsonl). The model is stored in the index (DIR/ranker.txt) unless --out is given.",
+    )
+    p.add_argument("queries", metavar="QUERIES.jsonl", help="queries with relevant 0-based pages")
+    p.add_argument("--index", required=True, metavar="DIR", help="the index the queries' documents are in")
+    p.add_argument("--out", default=None, metavar="MODEL.txt", help="write the model here instead of into the index")
+    p.add_argument("--features", default="all",
+                   help="all (default; lexical when the index has no embeddings), lexical, held, or a comma list")
+    p.add_argument("--scope", default="doc", choices=["doc", "collection", "both"],
+                   help="candidates from each query's document (default), the collection, or both")
+    p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
+    p.add_argument("--graded", action="store_true", help="grade chunks that hold evidence text above other chunks of a relevant page")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--trees", type=int, default=300, help="boosting rounds (default: 300)")
+    _progress_flags(p)
+    p.set_defaults(func=_cmd_train_ranker)
+
+
+def resolve_features(spec: str, corpus) -> tuple[str, ...]:
+    from .features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
+
+    if spec == "all":
+        return feature_names(corpus)
+    if spec == "lexical":
+        return LEXICAL_FEATURES
+    if spec == "held":
+        return HELD_FEATURES
+    names = tuple(s.strip() for s in spec.split(",") if s.strip())
+    bad = [n for n in names if n not in ALL_FEATURES]
+    if bad or not names:
+        raise ConfigError(f"unknown features {bad}; known: {', '.join(ALL_FEATURES)}")
+    return names
+
+
+def train_from_queries(index, queries_path: str, *, features: str = "all", scope: str = "doc", candidates: int = 100,
+                       graded: bool = False, seed: int = 0, trees: int = 300, progress: bool | None = None):
+    """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
+    import numpy as np
+
+    from .index import _progress_enabled
+    from .training import file_sha1, load_queries, make_training_set, train_ranker
+
+    qs = load_queries(queries_path)
+    names = resolve_features(features, index.corpus)
+    show = _progress_enabled(progress)
+    scopes = ["doc", "collection"] if scope == "both" else [scope]
+    sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded, progress=show)
+            for s in scopes]
+    ts = sets[0]
+    if len(sets) > 1:
+        from .training import TrainingSet
+
+        ts = TrainingSet(*(np.concatenate([getattr(s, f) for s in sets]) for f in ("X", "y", "group")),
+                         [q for s in sets for q in s.queries],
+                         *(np.concatenate([getattr(s, f) for s in sets]) for f in ("rows", "first_stage")), names)
+    meta = {
+        "queries_file": os.path.basename(queries_path),
+        "queries_sha1": file_sha1(queries_path),
+        "documents_sha1": sorted(d.sha1 for d in index.documents()),
+        "index_settings": {"tokenizer": index.tokenizer.to_dict(), "dense_model": index.dense_model,
+                           "parse_options": index.parse_options, "chunk_options": index.chunk_options},
+        "scope": scope,
+        "candidates": candidates,
+        "graded": graded,
+        "seed": seed,
+    }
+    return train_ranker(ts, seed=seed, metadata=meta, n_estimators=trees), ts
+
+
+def _cmd_train_ranker(args: argparse.Namespace) -> int:
+    from .index import Index
+
+    with Index.open(args.index) as index:
+        model, ts = train_from_queries(index, args.queries, features=args.features, scope=args.scope,
+                                       candidates=args.candidates, graded=args.graded, seed=args.seed,
+                                       trees=args.trees, progress=args.progress)
+        if args.out:
+            path = model.save(args.out)
+        else:
+            index.set_ranker(model, save=True)
+            path = index.path / "ranker.txt"
+    n_pos = int((ts.y > 0).sum())
+    print(f"trained on {len(ts.queries)} queries ({len(ts.y)} candidates, {n_pos} on relevant pages), "
+          f"features: {', '.join(model.features)}")
+    print(f"model: {path} (metadata: {Path(path).with_suffix('.json')})")
+    return 0
+
+
+# --- demo ---------------------------------------------------------------------------------
+def _shared_data_dirs() -> list[Path]:
+    out = []
+    env = os.environ.get("STRUCTRAG_SHARED_DATA")
+    if env:
+        out.append(Path(env))
+    here = Path(__file__).resolve()
+    # a checkout sits beside shared/ (…/main/retrievers/cli.py -> …/shared/data)
+    out += [here.parents[2] / "shared" / "data", Path.cwd().parent / "shared" / "data", Path.cwd() / "shared" / "data"]
+    return out
+
+
+def default_demo_pdf() -> Path:
+    tried = []
+    for d in _shared_data_dirs():
+        p = d / "retrieval" / "pdfs" / DEMO_PDF
+        tried.append(str(p))
+        if p.is_file():
+            return p
+    raise InputError(
+        f"the demo report {DEMO_PDF} was not found (looked in: {'; '.join(dict.fromkeys(tried))})",
+        hint="pass a PDF: structrag demo REPORT.pdf \"your question\", or set STRUCTRAG_SHARED_DATA to the data folder",
+    )
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("STRUCTRAG_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "structrag")
+    return Path(base)
+
+
+def register_demo(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="index a report and answer a question, offline",
+        description=f"Index a report into a cache folder and print the best passages for a question. Without "
+        f"arguments: the shared {DEMO_PDF} and the question {DEMO_QUERY!r}.",
+    )
+    p.add_argument("pdf", nargs="?", default=None, metavar="PDF", help=f"the report (default: the shared {DEMO_PDF})")
+    p.add_argument("query", nargs="?", default=None, metavar="QUERY", help="the question")
+    p.add_argument("--cache", default=None, metavar="DIR", help="where the demo index is kept (default: ~/.cache/structrag)")
+    _add_query_arguments(p)
+    p.set_defaults(k=5)
+    _progress_flags(p)
+    p.set_defaults(func=_cmd_demo)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .index import Index, _file_sha1
+    from .store import DB_NAME
+
+    pdf = Path(args.pdf) if args.pdf else default_demo_pdf()
+    if not pdf.is_file():
+        raise InputError("no such file", path=pdf)
+    query = args.query or (DEMO_QUERY if pdf.name == DEMO_PDF else GENERIC_QUERY)
+    sha = _file_sha1(pdf)
+    root = Path(args.cache) if args.cache else _cache_root()
+    out = root / f"demo-{hashlib.sha1(sha.encode()).hexdigest()[:12]}"
+    t0 = time.perf_counter()
+    if (out / DB_NAME).exists():
+        index = Index.open(out)
+    else:
+        print(f"indexing {pdf} into {out} (once; later runs reuse it)", file=sys.stderr)
+        index = Index.create(out)
+    with index:
+        report = index.add([pdf], progress=args.progress, on_event=_event_printer(False))
+        if report.failed:
+            print(f"structrag: error: {report.failed[0][1]}", file=sys.stderr)
+            return 2
+        t1 = time.perf_counter()
+        hits = index.search(query, k=args.k, mode=args.mode)
+        t2 = time.perf_counter()
+        if not args.json:
+            d = index.documents()[0]
+            print(f"{d.name}: {d.page_count} pages, {d.n_chunks} chunks "
+                  f"(index ready in {t1 - t0:.1f}s; search {1000 * (t2 - t1):.0f} ms, mode {args.mode})")
+            print(f"question: {query}\n")
+    print_hits(hits, as_json=args.json)
+    return 0

@@ -1,0 +1,236 @@
+"""Training the ranker from queries with relevant pages, and cross-validation.
+
+The query file is JSON lines in the shape of ``retrieval/queries.jsonl`` of the
+shared data: ``{"qid", "query", "doc", "relevant_pages": [0-based], ...}``,
+optionally ``"company"`` (the cross-validation group) and ``"evidence":
+[{"page", "text"}]``.
+
+A chunk's label is page-level, as the relevance is: 1 when one of its pages
+is relevant, else 0 (``graded=True`` gives 2 to a chunk on a relevant page that
+also holds most of an evidence passage's words).  Each query contributes the
+first-stage candidates of its scope (its own document, or the collection) as
+one LambdaRank group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Literal, NamedTuple, Sequence
+
+import numpy as np
+
+from structrag.errors import ConfigError, ReferenceFormatError
+
+from .features import ALL_FEATURES, compute_features, feature_names
+from .ranker import LambdaRanker
+
+__all__ = [
+    "Query",
+    "load_queries",
+    "TrainingSet",
+    "make_training_set",
+    "train_ranker",
+    "cross_validate",
+    "file_sha1",
+]
+
+Scope = Literal["doc", "collection"]
+
+
+class Query(NamedTuple):
+    qid: str
+    query: str
+    doc: str
+    relevant_pages: tuple[int, ...]
+    group: str  # company (cross-validation group); the document when absent
+    source: str
+    evidence: tuple[tuple[int, str], ...]
+
+
+def file_sha1(path: str | os.PathLike) -> str:
+    return hashlib.sha1(Path(path).read_bytes()).hexdigest()
+
+
+def load_queries(path: str | os.PathLike) -> list[Query]:
+    """Read a queries JSON-lines file; errors name the line."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise ReferenceFormatError(f"cannot read queries: {e.strerror or e}", path=p) from e
+    out: list[Query] = []
+    seen: set[str] = set()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{p}:{n}"
+        try:
+            d = json.loads(line)
+        except ValueError as e:
+            raise ReferenceFormatError(f"line {n} is not JSON: {e}", path=p) from e
+        if not isinstance(d, dict):
+            raise ReferenceFormatError(f"line {n} is not a JSON object", path=p)
+        missing = [k for k in ("query", "doc", "relevant_pages") if k not in d]
+        if missing:
+            raise ReferenceFormatError(f"line {n} lacks {', '.join(missing)}", path=p)
+        pages = d["relevant_pages"]
+        if not isinstance(pages, list) or not all(isinstance(x, int) and x >= 0 for x in pages):
+            raise ReferenceFormatError(f"line {n}: relevant_pages must be a list of 0-based page numbers", path=p)
+        qid = str(d.get("qid", where))
+        if qid in seen:
+            raise ReferenceFormatError(f"line {n}: duplicate qid {qid!r}", path=p)
+        seen.add(qid)
+        ev = tuple((int(e["page"]), str(e.get("text", ""))) for e in d.get("evidence", []) or [] if "page" in e)
+        out.append(Query(qid, str(d["query"]), str(d["doc"]), tuple(sorted(set(pages))),
+                         str(d.get("company") or d["doc"]), str(d.get("source", "")), ev))
+    if not out:
+        raise ReferenceFormatError("no queries in the file", path=p)
+    return out
+
+
+class TrainingSet(NamedTuple):
+    """Candidate rows of every query, their features and labels."""
+
+    X: np.ndarray  # (n_rows, len(features))
+    y: np.ndarray  # (n_rows,) graded labels
+    group: np.ndarray  # rows per query, in query order
+    queries: list[Query]  # the queries kept (those whose document is indexed)
+    rows: np.ndarray  # corpus row of each candidate
+    first_stage: np.ndarray  # position of each candidate in the first-stage list
+    features: tuple[str, ...]
+
+    def query_slices(self) -> list[slice]:
+        ends = np.cumsum(self.group)
+        return [slice(int(e - g), int(e)) for g, e in zip(self.group, ends)]
+
+    def subset(self, query_indices: Sequence[int], features: Sequence[str] | None = None) -> "TrainingSet":
+        sl = self.query_slices()
+        idx = np.concatenate([np.arange(sl[i].start, sl[i].stop) for i in query_indices]) if len(query_indices) else np.zeros(0, np.int64)
+        cols = [self.features.index(f) for f in (features or self.features)]
+        return TrainingSet(
+            self.X[np.ix_(idx, cols)] if idx.size else np.zeros((0, len(cols)), np.float32),
+            self.y[idx], self.group[list(query_indices)], [self.queries[i] for i in query_indices],
+            self.rows[idx], self.first_stage[idx], tuple(features or self.features),
+        )
+
+
+def _words(tokenizer, text: str) -> set[str]:
+    return set(tokenizer.tokenize(text))
+
+
+def make_training_set(
+    index,
+    queries: Iterable[Query],
+    *,
+    features: Sequence[str] | None = None,
+    scope: Scope = "doc",
+    candidates: int = 100,
+    graded: bool = False,
+    progress: bool = False,
+) -> TrainingSet:
+    """Features and labels of the first-stage candidates of each query.
+
+    Queries whose document is not in the index are left out (they are not in
+    ``TrainingSet.queries``).
+    """
+    if scope not in ("doc", "collection"):
+        raise ConfigError(f"scope must be 'doc' or 'collection', got {scope!r}")
+    corpus = index.corpus
+    names = tuple(features or feature_names(corpus))
+    Xs, ys, groups, kept, rows_all, pos_all = [], [], [], [], [], []
+    qlist = list(queries)
+    it = qlist
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(qlist, desc="features", unit="query")
+    for q in it:
+        d = corpus.doc_id(q.doc)
+        if d is None:
+            continue
+        qs = index.query_scores(q.query, dense=any(f in ("dense", "dense_path", "dense_rel") for f in names))
+        cand = index.candidates(qs, doc=q.doc if scope == "doc" else None, n=candidates)
+        if cand.size == 0:
+            continue
+        X = compute_features(corpus, qs, cand, names)
+        rel = set(q.relevant_pages)
+        y = np.zeros(cand.size, dtype=np.int32)
+        ev_words = [(p, _words(index.tokenizer, t)) for p, t in q.evidence if t] if graded else []
+        texts = None
+        if graded and ev_words:
+            got = index._store.chunks_by_rowid(corpus.chunk_rowid[cand].tolist())
+            texts = [got[int(r)].text for r in corpus.chunk_rowid[cand]]
+        for i, r in enumerate(cand):
+            if int(corpus.chunk_doc[r]) != d:
+                continue
+            pages = set(corpus.pages_of(int(r)).tolist())
+            if pages & rel:
+                y[i] = 1
+                if texts is not None:
+                    cw = _words(index.tokenizer, texts[i])
+                    for p, ew in ev_words:
+                        if p in pages and cw and len(cw & ew) / max(min(len(cw), len(ew)), 1) >= 0.5:
+                            y[i] = 2
+                            break
+        Xs.append(X)
+        ys.append(y)
+        groups.append(cand.size)
+        kept.append(q)
+        rows_all.append(cand)
+        pos_all.append(np.arange(cand.size))
+    if not kept:
+        raise ConfigError("none of the queries' documents is in the index", path=getattr(index, "path", None))
+    return TrainingSet(np.concatenate(Xs), np.concatenate(ys), np.asarray(groups, np.int64), kept,
+                       np.concatenate(rows_all), np.concatenate(pos_all), names)
+
+
+def train_ranker(
+    ts: TrainingSet,
+    *,
+    features: Sequence[str] | None = None,
+    seed: int = 0,
+    metadata: dict[str, Any] | None = None,
+    **params: Any,
+) -> LambdaRanker:
+    """Fit a :class:`LambdaRanker` on a training set (optionally a subset of its features)."""
+    names = tuple(features or ts.features)
+    unknown = [f for f in names if f not in ALL_FEATURES or f not in ts.features]
+    if unknown:
+        raise ConfigError(f"features {unknown} are not in the training set ({', '.join(ts.features)})")
+    sub = ts.subset(range(len(ts.queries)), names)
+    model = LambdaRanker(names, seed=seed, **params)
+    meta = {"queries": len(sub.queries)}
+    meta.update(metadata or {})
+    return model.fit(sub.X, sub.y, sub.group, metadata=meta)
+
+
+def cross_validate(
+    ts: TrainingSet,
+    *,
+    features: Sequence[str] | None = None,
+    seed: int = 0,
+    **params: Any,
+) -> list[np.ndarray]:
+    """Leave-one-group-out (company) scores: for each query, its candidates' rows re-ordered
+    by a ranker trained on the other groups only.  Returns one row array per query of
+    ``ts.queries``, best first."""
+    names = tuple(features or ts.features)
+    groups = sorted({q.group for q in ts.queries})
+    if len(groups) < 2:
+        raise ConfigError("cross-validation needs queries from at least two groups (companies)")
+    sl = ts.query_slices()
+    out: list[np.ndarray | None] = [None] * len(ts.queries)
+    for g in groups:
+        test = [i for i, q in enumerate(ts.queries) if q.group == g]
+        train = [i for i, q in enumerate(ts.queries) if q.group != g]
+        tr = ts.subset(train, names)
+        model = LambdaRanker(names, seed=seed, **params).fit(tr.X, tr.y, tr.group)
+        cols = [ts.features.index(f) for f in names]
+        for i in test:
+            s = model.predict(ts.X[sl[i]][:, cols])
+            order = np.argsort(-s, kind="stable")
+            out[i] = ts.rows[sl[i]][order]
+    return out  # type: ignore[return-value]
