@@ -271,6 +271,7 @@ class VLMPredictor(_ChatPredictor):
     the client's (``base_url``, ``api_key``, ``model``, ``timeout``,
     ``max_concurrency``, ``http_client``, ...): ``zoom``, ``image_format``
     (``png`` | ``jpeg``), ``max_cache_bytes`` of the render cache,
+    ``max_encoded`` drawn images kept for reuse (64),
     ``max_retries`` (2), ``max_consecutive_failures`` (5), ``json_mode``
     (ask the server for ``response_format=json_object``; off by default, not
     every server has it).
@@ -285,6 +286,7 @@ class VLMPredictor(_ChatPredictor):
         zoom: float = 1.0,
         image_format: Literal["png", "jpeg"] = "png",
         max_cache_bytes: int = 512 << 20,
+        max_encoded: int = 64,
         **options: Any,
     ) -> None:
         super().__init__(**options)
@@ -295,6 +297,7 @@ class VLMPredictor(_ChatPredictor):
         self.zoom = float(zoom)
         self.image_format = image_format
         self.max_cache_bytes = int(max_cache_bytes)
+        self.max_encoded = int(max_encoded)
         self.renderer: PageRenderer | None = None
 
     def begin(self, context: PredictionContext) -> None:
@@ -308,7 +311,7 @@ class VLMPredictor(_ChatPredictor):
                 hint="pass the Document (from structrag.extract) or use the text-only `llm` backend",
             )
         self.renderer = PageRenderer(context.document.path, zoom=self.zoom, image_format=self.image_format,
-                                     max_cache_bytes=self.max_cache_bytes)
+                                     max_cache_bytes=self.max_cache_bytes, max_encoded=self.max_encoded)
 
     def close(self) -> None:
         if self.renderer is not None:

@@ -35,7 +35,8 @@ Box = tuple[tuple[float, float, float, float], str, str]
 class PageRenderer:
     """Renders pages of one PDF, caches the rasters, draws boxes, encodes data URLs.
 
-    ``max_cache_bytes`` bounds the raw rasters kept (RGB, 3 bytes a pixel);
+    ``max_cache_bytes`` bounds the raw rasters kept (RGB, 3 bytes a pixel),
+    ``max_encoded`` the drawn, encoded images kept (keyed by page and boxes);
     ``image_format`` is ``png`` (lossless, sharp text, default) or ``jpeg``
     (smaller requests).  Counters: ``renders`` (rasterisations), ``hits``
     (pages served from the cache).  Use as a context manager or call
@@ -51,6 +52,7 @@ class PageRenderer:
         image_format: Literal["png", "jpeg"] = "png",
         jpeg_quality: int = 85,
         line_width: int | None = None,
+        max_encoded: int = 64,
     ) -> None:
         if not zoom or zoom <= 0 or zoom > 8:
             raise ConfigError(f"zoom must be in (0, 8], got {zoom!r}")
@@ -60,6 +62,7 @@ class PageRenderer:
         self.path = str(path)
         self.zoom = float(zoom)
         self.max_cache_bytes = int(max_cache_bytes)
+        self.max_encoded = int(max_encoded)
         self.image_format = image_format
         self.jpeg_quality = int(jpeg_quality)
         self.line_width = line_width if line_width is not None else max(2, round(2 * self.zoom))
@@ -153,7 +156,7 @@ class PageRenderer:
                 d.text((lx + 2, ly + 1), label, fill=(255, 255, 255))
         return img
 
-    def data_url(self, page: int, boxes: Sequence[Box], max_entries: int = 64) -> tuple[str, int, int, int]:
+    def data_url(self, page: int, boxes: Sequence[Box]) -> tuple[str, int, int, int]:
         """``(data URL, encoded bytes, width, height)`` of ``page`` with ``boxes``, cached by content."""
         key = (page, tuple(boxes))
         with self._lock:
@@ -169,7 +172,7 @@ class PageRenderer:
         out = (url, n, img.width, img.height)
         with self._lock:
             self._encoded[key] = out
-            while len(self._encoded) > max_entries:
+            while len(self._encoded) > self.max_encoded:
                 self._encoded.popitem(last=False)
         return out
 
