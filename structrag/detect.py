@@ -81,19 +81,27 @@ def _family(font: str) -> str:
     return re.split(r"[-,]", f, maxsplit=1)[0].lower()
 
 
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+
+
 def _caps(text: str) -> bool:
-    letters = [c for c in text if c.isalpha() and c.isascii()]
-    return len(letters) >= 4 and sum(c.isupper() for c in letters) >= 0.85 * len(letters)
+    up = len(_UPPER.findall(text))
+    return up >= 4 and len(_LOWER.findall(text)) <= 0.15 * (up + len(_LOWER.findall(text)))
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _garbled(text: str) -> bool:
     """Text from a font without a usable encoding: control characters in place of letters."""
-    bad = sum(1 for c in text if ord(c) < 32 and c not in "\n\t")
+    bad = len(_CONTROL.findall(text))
     return bad >= 2 or bad > 0.05 * len(text)
 
 
 def _letters(text: str) -> int:
-    return sum(1 for c in text if c.isalpha())
+    return len(_LETTER.findall(text))
 
 
 def score_block(
@@ -247,7 +255,7 @@ def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
     blocks = document.blocks
     pages_of_text: dict[str, set[int]] = defaultdict(set)
     for b in blocks:
-        if b.line_count <= 3 and len(b.text) <= 150:
+        if b.line_count <= 3 and len(b.text) <= 150 and not b.rotated:
             pages_of_text[normalize_title(b.text)].add(b.page)
     side: set[int] = set()
     for p in range(document.page_count):
@@ -255,14 +263,14 @@ def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
 
     scored: list[tuple[Block, float, tuple[str, ...]]] = []
     for b in blocks:
+        if b.rotated or b.line_count > 6 or len(b.text) > 320:
+            continue  # paragraphs: cheap rejection before any per-character work
         text = _candidate_text(b)
-        if b.rotated or len(text) > 300 or _letters(text) < 2 or _garbled(text):
-            continue
         if b.role == "toc" and not _TOC_TITLE.match(text):
             continue
-        nonspace = sum(1 for c in text if not c.isspace())
-        if _letters(text) < 0.45 * nonspace:
-            continue  # figures, amounts, dates
+        letters = _letters(text)
+        if letters < 2 or letters < 0.45 * (len(text) - text.count(" ")) or _garbled(text):
+            continue  # figures, amounts, dates, unreadable text
         s, why = score_block(b, text, body, side_by_side=b.index in side,
                              repeats=len(pages_of_text.get(normalize_title(b.text), ())))
         if s >= min_score:

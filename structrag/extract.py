@@ -207,7 +207,7 @@ def _page_lines(page, flags: int) -> list[list[_Line]]:
                 p = pymupdf.Point(dx, dy) * pymupdf.Matrix(mat.a, mat.b, mat.c, mat.d, 0, 0)
                 dx, dy = p.x, p.y
             lines.append(
-                _Line(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), _WS_RE.sub(" ", text).strip(),
+                _Line(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), " ".join(text.split()),
                       font, size, bold, italic, color, abs(dy) < 0.2 and dx > 0, weight)
             )
         if lines:
@@ -374,6 +374,30 @@ def _page_blocks(page, flags: int) -> list[_RawBlock]:
     return _merge_labels([blocks[i] for i in order])
 
 
+@dataclass(slots=True)
+class _PageBlock:
+    """A block before the cross-page passes have given it its role and index."""
+
+    page: int
+    bbox: tuple[float, float, float, float]
+    text: str
+    font: str
+    size: float
+    bold: bool
+    italic: bool
+    color: int
+    line_count: int
+    column: int
+    rotated: bool
+    role: str = "body"
+
+    def freeze(self, index: int, start: int, end: int) -> Block:
+        return Block(index=index, page=self.page, bbox=self.bbox, text=self.text, font=self.font, size=self.size,
+                     bold=self.bold, italic=self.italic, color=self.color, line_count=self.line_count,
+                     column=self.column, role=self.role, start=start, end=end,  # type: ignore[arg-type]
+                     rotated=self.rotated)
+
+
 def _block_style(rb: _RawBlock) -> tuple[str, float, bool, bool, int]:
     votes: dict[tuple, int] = defaultdict(int)
     for ln in rb.lines:
@@ -410,7 +434,7 @@ def _numbers_track_pages(texts_pages: list[tuple[str, int]]) -> bool:
     return False
 
 
-def _mark_furniture(pages: list[list[Block]], heights: list[float]) -> None:
+def _mark_furniture(pages: list[list[_PageBlock]], heights: list[float]) -> None:
     """Set the role of running headers, footers and page numbers, in place."""
     occurrences: dict[tuple[str, str], list[tuple[int, int, float, str]]] = defaultdict(list)
     for p, blocks in enumerate(pages):
@@ -426,7 +450,7 @@ def _mark_furniture(pages: list[list[Block]], heights: list[float]) -> None:
             if len(t) > 200:
                 continue
             if _PAGE_NO_RE.match(t.replace("\n", " ")):
-                pages[p][j] = replace(b, role="page_number")
+                b.role = "page_number"
                 continue
             occurrences[(zone, _furniture_key(t))].append((p, j, (b.bbox[1] + b.bbox[3]) / 2, t))
     n_pages = len(pages)
@@ -448,10 +472,10 @@ def _mark_furniture(pages: list[list[Block]], heights: list[float]) -> None:
                 continue
         role = "header" if zone == "top" else "footer"
         for p, j, _, _ in close:
-            pages[p][j] = replace(pages[p][j], role=role)
+            pages[p][j].role = role
 
 
-def _is_toc_page(blocks: list[Block], page_count: int) -> bool:
+def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
     """A printed table of contents: many rows ending in increasing page numbers."""
     # cheap rejection first: a contents page has many lines ending in a number
     ends = 0
@@ -460,6 +484,8 @@ def _is_toc_page(blocks: list[Block], page_count: int) -> bool:
             if t[-1:].isdigit() or t[-1:] in "ivxlcIVXLC":
                 ends += 1
     if ends < 3:
+        return False
+    if ends < 6 and not any(_TOC_TITLE_RE.match(t) for b in blocks for t in b.text.split("\n")):
         return False
     rows: list[tuple[float, float, list[str]]] = []  # (y0, y1, texts) grouped by baseline
     has_title = False
@@ -561,7 +587,7 @@ def extract(
             warnings.append(f"{path}: the PDF outline could not be read ({exc}); ignoring it")
             outline = ()
         metadata = tuple(sorted((k, str(v)) for k, v in (doc.metadata or {}).items() if v))
-        pages: list[list[Block]] = []
+        pages: list[list[_PageBlock]] = []
         sizes: list[tuple[float, float]] = []
         textless: list[int] = []
         failed: list[int] = []
@@ -578,16 +604,12 @@ def extract(
                     if len(sizes) <= pno:
                         sizes.append((0.0, 0.0))
                     raws = []
-                page_blocks: list[Block] = []
+                page_blocks: list[_PageBlock] = []
                 for rb in raws:
                     font, size, bold, italic, color = _block_style(rb)
                     page_blocks.append(
-                        Block(
-                            index=-1, page=pno, bbox=(rb.x0, rb.y0, rb.x1, rb.y1), text=rb.text,
-                            font=font, size=size, bold=bold, italic=italic, color=color,
-                            line_count=len(rb.lines), column=rb.column,
-                            rotated=not all(ln.horizontal for ln in rb.lines),
-                        )
+                        _PageBlock(pno, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
+                                   len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines))
                     )
                 if not page_blocks and pno not in failed:
                     textless.append(pno)
@@ -602,7 +624,9 @@ def extract(
     for p, blocks in enumerate(pages):
         if _is_toc_page(blocks, page_count):
             toc_pages.append(p)
-            pages[p] = [replace(b, role="toc") if b.role == "body" else b for b in blocks]
+            for b in blocks:
+                if b.role == "body":
+                    b.role = "toc"
 
     if textless:
         warnings.append(
@@ -624,14 +648,14 @@ def extract(
         page_block_starts.append(len(body))
         for b in blocks:
             if b.role in ("header", "footer", "page_number"):
-                furniture.append(replace(b, index=len(furniture)))
+                furniture.append(b.freeze(len(furniture), -1, -1))
                 continue
             if parts:
                 pos += len(sep)
             start = pos
             pos += len(b.text)
             parts.append(b.text)
-            body.append(replace(b, index=len(body), start=start, end=pos))
+            body.append(b.freeze(len(body), start, pos))
     page_block_starts.append(len(body))
     text = sep.join(parts)
     # a page starts where its first body block starts; an empty page where the next one does
