@@ -370,7 +370,7 @@ def test_example_runs_offline(pdf, tmp_path):
                STRUCTRAG_CACHE=str(tmp_path / "cache"))
     out = subprocess.run(
         [sys.executable, str(repo / "examples" / "llamaindex_pipeline.py"), str(pdf),
-         "--query", "What was the operating margin?", "--top-k", "4"],
+         "--query", "What was the operating margin?", "--top-k", "1"],
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert out.returncode == 0, out.stderr[-3000:]
