@@ -46,6 +46,10 @@ reference headings.  In the *level-only* protocol both sides hold the same
 headings, the alignment is the identity and nothing is pruned.
 
 *Pruned TEDS*: TEDS between the pruned prediction and the reference.
+*Aligned TEDS*: the same after relabelling each kept prediction with the text
+of the reference heading it is aligned to, so that only structure counts
+(printed "1.2 Scope" against the outline's "Scope" costs nothing once they
+are aligned).  In the level-only protocol both equal TEDS.
 """
 
 from __future__ import annotations
@@ -874,6 +878,8 @@ class DocumentScores(NamedTuple):
     pruned_ted: float
     pruned_size: int
     pruned_teds: float
+    aligned_ted: float
+    aligned_teds: float
     matched: int
     precision: float
     recall: float
@@ -912,10 +918,13 @@ def score_document(
     d = _ted(a, b, rename, engine)
     size = max(len(a), len(b))
     if proto == "level-only":
-        pd_, psize = d, size
+        pd_, psize, ad = d, size, d
     else:
         pd_ = _ted(pruned, b, rename, engine)
         psize = max(len(pruned), len(b))
+        relabelled = Outline(tuple(b.texts[r] for _, r in al.pairs), pruned.levels, pruned.pages, pruned.parents,
+                             pruned.name)
+        ad = _ted(relabelled, b, rename, engine)
     prf = _prf(len(al.pairs), len(a), len(b))
     nr = len(b)
     return DocumentScores(
@@ -929,6 +938,8 @@ def score_document(
         pruned_ted=pd_,
         pruned_size=psize,
         pruned_teds=_teds_value(pd_, psize),
+        aligned_ted=ad,
+        aligned_teds=_teds_value(ad, psize),
         matched=prf.matched,
         precision=prf.precision,
         recall=prf.recall,
@@ -956,6 +967,8 @@ class TreeScores(NamedTuple):
     macro_steds: float
     pruned_micro_steds: float
     pruned_macro_steds: float
+    aligned_micro_steds: float
+    aligned_macro_steds: float
     precision: float
     recall: float
     f1: float
@@ -993,6 +1006,8 @@ def pool(docs: Sequence[DocumentScores]) -> TreeScores:
         macro_steds=_mean([d.teds for d in docs]),
         pruned_micro_steds=(_teds_value(sum(d.pruned_ted for d in docs), psize) if docs else nan),
         pruned_macro_steds=_mean([d.pruned_teds for d in docs]),
+        aligned_micro_steds=(_teds_value(sum(d.aligned_ted for d in docs), psize) if docs else nan),
+        aligned_macro_steds=_mean([d.aligned_teds for d in docs]),
         precision=prf.precision if prf else nan,
         recall=prf.recall if prf else nan,
         f1=prf.f1 if prf else nan,

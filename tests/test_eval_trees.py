@@ -235,6 +235,17 @@ def test_pruning_promotes_children_and_pruned_teds_ignores_extras():
     assert p.texts == ("Part", "Alpha", "Beta") and p.parents == (-1, 0, 0)
 
 
+def test_aligned_teds_ignores_printed_numbers():
+    ref = [("Scope of work", 1, 0), ("Definitions used", 2, 0)]
+    pred = [("1 Scope of work", 1, 0), ("1.1 Definitions used", 2, 0)]
+    s = T.score_document(pred, ref)
+    assert s.matched == 2
+    assert s.pruned_teds < 1.0  # the rename costs of "1 " and "1.1 " remain
+    assert s.aligned_teds == 1.0 and s.path_accuracy == 1.0
+    wrong = T.score_document([("1 Scope of work", 1, 0), ("1.1 Definitions used", 1, 0)], ref)
+    assert wrong.aligned_teds == 0.0  # moving one of two nodes costs delete + insert = 2 = max size
+
+
 def test_level_only_protocol_checks_the_heading_lists():
     with pytest.raises(ConfigError, match="heading 1 differs"):
         T.score_document(items("A1 B2"), items("A1 C2"), protocol="level-only")
