@@ -201,6 +201,7 @@ class OpenAIServer:
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._url: str | None = None
 
     # -- control -----------------------------------------------------------
     def inject(self, *faults: Fault) -> None:
@@ -209,9 +210,9 @@ class OpenAIServer:
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        """The API root (still known after :meth:`stop`: a dead server's address)."""
+        assert self._url is not None, "the server was never started"
+        return self._url
 
     def start(self) -> "OpenAIServer":
         server = self
@@ -249,6 +250,8 @@ class OpenAIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        host, port = self._httpd.server_address[:2]
+        self._url = f"http://{host}:{port}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-test-server", daemon=True)
         self._thread.start()
         return self

@@ -8,6 +8,7 @@ with the true levels, or with an injected fault.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from dataclasses import replace
@@ -427,3 +428,59 @@ def test_without_fallback_the_error_propagates_and_the_checkpoint_resumes(report
 def test_response_error_is_a_backend_error():
     # the driver falls back on BackendError; unusable answers must take that path too
     assert issubclass(BackendResponseError, BackendError)
+
+
+# --------------------------------------------------------------------------- options and helpers
+
+def test_retry_after_forms():
+    from structrag.backends._client import _retry_after
+
+    assert _retry_after({"retry-after": "2"}) == 2.0
+    assert _retry_after({"retry-after-ms": "150", "retry-after": "9"}) == 0.15
+    assert _retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # a date in the past
+    assert _retry_after({"retry-after": "soon"}) is None
+    assert _retry_after({}) is None
+
+
+def test_jpeg_and_zoom_options_shape_the_images(report):
+    doc, heads = report
+    with OpenAIServer(levels_by_title(TRUTH)) as srv:
+        pred = VLMPredictor(base_url=srv.base_url, model="m", zoom=0.3, image_format="jpeg", timeout=5.0)
+        res = assign_levels(doc, heads[:4], predictor=pred)
+    assert [h.level for h in res.headings] == TRUE_LEVELS[:4]
+    url = srv.requests[0].body["messages"][1]["content"][2]["image_url"]["url"]
+    assert url.startswith("data:image/jpeg;base64,")
+    w, h = srv.requests[0].image_sizes[0]
+    assert abs(w - doc.page_sizes[0][0] * 0.3) <= 1 and abs(h - doc.page_sizes[0][1] * 0.3) <= 1
+    with pytest.raises(ConfigError, match="zoom"):
+        VLMPredictor(base_url=srv.base_url, model="m", zoom=0)
+    with pytest.raises(ConfigError, match="image_format"):
+        VLMPredictor(base_url=srv.base_url, model="m", image_format="gif")
+
+
+def test_real_document_context_stays_bounded(shared_data):
+    """The first 60 outline headings of a 6-level 10-Q: memory images <= depth + target pages."""
+    doc_id = "JPMorgan_Chase_2023_Q2_10_Q"
+    toc = json.loads((shared_data / "headings" / f"{doc_id}.toc.json").read_text())
+    document = extract(shared_data / "headings" / f"{doc_id}.pdf", max_pages=60)
+    from structrag import OutlineEntry
+    from structrag.levels import project_levels
+
+    entries = [OutlineEntry(int(lv), str(t), int(p) - 1) for lv, t, p in toc["toc"] if int(p) <= 60]
+    heads = [x.heading for x in locate_outline(document, entries) if x.heading is not None]
+    ref = list(project_levels([h.level for h in heads], 0))
+    heads = [replace(h, level=None, level_source=None) for h in heads]
+    from openai_server import levels_in_order
+
+    depth_before = [max(ref[:i], default=0) for i in range(len(ref))]
+
+    def check(req):
+        i = req.index
+        assert len(req.images) <= depth_before[i] + 1, f"step {i}: {len(req.images)} images"
+
+    with OpenAIServer(levels_in_order(ref), check=check) as srv:
+        pred = VLMPredictor(base_url=srv.base_url, model="m", zoom=0.2, timeout=30.0)
+        res = assign_levels(document, heads, predictor=pred)
+    assert srv.errors == []
+    assert [h.level for h in res.headings] == ref
+    assert max(ref) >= 4 and len(ref) >= 20

@@ -131,3 +131,4 @@ def test_ctrl_c_mid_document_then_rerun_continues(pdf, tmp_path):
     lv = data["stats"]["levels"]
     assert lv["resumed_steps"] == 4
     assert lv["usage"]["calls"] == len(OUTLINE)
+

@@ -1,7 +1,8 @@
 """Command-line options of the model-server backends, shared by ``structrag toc`` and ``levels``.
 
 :func:`add_backend_arguments` adds ``--backend offline|vlm|llm|whole-document``,
-``--base-url``, ``--model``, ``--api-key``, ``--timeout``, ``--max-concurrency``,
+``--base-url``, ``--model`` (``--backend-model`` on ``levels``, whose
+``--model`` is the LightGBM file), ``--api-key``, ``--timeout``, ``--max-concurrency``,
 ``--zoom``, ``--image-format``, ``--fallback`` (and ``--stats``,
 ``--granularity``, ``--checkpoint`` where the command has not defined them);
 :func:`predictor_from_args` turns them into the keyword arguments of
@@ -67,8 +68,12 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
         g.add_argument("--base-url", default=None, metavar="URL",
                        help="server's OpenAI-compatible API root, e.g. http://localhost:8000/v1 (vLLM) or "
                             "http://localhost:11434/v1 (Ollama) [env STRUCTRAG_BASE_URL, OPENAI_BASE_URL]")
-    if not _has(p, "--model"):
-        g.add_argument("--model", default=None, help="model name as the server knows it [env STRUCTRAG_MODEL]")
+    if not _has(p, "--backend-model"):
+        # `levels` already has --model (its LightGBM file): there the server's model is --backend-model only
+        names = ["--backend-model"] if _has(p, "--model") else ["--model", "--backend-model"]
+        g.add_argument(*names, dest="backend_model", default=None, metavar="NAME",
+                       help="model name as the server knows it, e.g. Qwen/Qwen2.5-VL-7B-Instruct "
+                            "[env STRUCTRAG_MODEL]")
     if not _has(p, "--api-key"):
         g.add_argument("--api-key", default=None,
                        help="API key (local servers need none) [env STRUCTRAG_API_KEY, OPENAI_API_KEY]")
@@ -142,7 +147,7 @@ def predictor_from_args(args: argparse.Namespace, opts: dict[str, Any] | None = 
         raise ConfigError(f"unknown backend {backend!r}", hint="choose one of " + ", ".join(BACKENDS))
     options: dict[str, Any] = {
         "base_url": getattr(args, "base_url", None),
-        "model": getattr(args, "model", None),
+        "model": getattr(args, "backend_model", None),
         "api_key": getattr(args, "api_key", None),
         "timeout": getattr(args, "timeout", 120.0),
         "max_concurrency": getattr(args, "max_concurrency", 4),
