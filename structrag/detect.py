@@ -87,7 +87,11 @@ _LOWER = re.compile(r"[a-z]")
 
 def _caps(text: str) -> bool:
     up = len(_UPPER.findall(text))
-    return up >= 4 and len(_LOWER.findall(text)) <= 0.15 * (up + len(_LOWER.findall(text)))
+    if up < 4:
+        return False
+    low = len(_LOWER.findall(text))
+    # Latin capitals must be the text, not an acronym inside Chinese text
+    return low <= 0.15 * (up + low) and up + low >= 0.6 * _letters(text)
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
@@ -139,8 +143,15 @@ def score_block(
     if _family(b.font) != _family(body.font):
         add(0.3, "font")
     num, rest = parse_numbering(text)
-    # filing section labels are headings whatever their type face
-    filing_label = num is not None and num.scheme in ("item", "part") and len(text) <= 110
+    # filing section labels, Chinese ordinals and dotted sub-numbers on a short line of
+    # their own are headings whatever their type face
+    filing_label = num is not None and (
+        (num.scheme in ("item", "part") and len(text) <= 110)
+        or (num.scheme.startswith("cn-") and len(text) <= 40 and b.line_count == 1
+            and not _SENTENCE_END.search(text.rstrip()))
+        or (num.scheme == "decimal" and len(num.values) >= 2 and len(text) <= 80 and b.line_count == 1
+            and not _SENTENCE_END.search(text.rstrip()))
+    )
     if num is not None:
         add(2.0 if filing_label else 1.5 if num.scheme in _STRONG_SCHEMES else 0.9, f"numbered {num.scheme}")
     share = body.key_share(b)

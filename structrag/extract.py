@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 
 from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from .model import Block, Document, OutlineEntry
-from .numbering import is_bare_label
+from .numbering import is_bare_label, parse_numbering
 
 __all__ = ["extract", "open_pdf", "file_sha1"]
 
@@ -246,6 +246,7 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
     blocks: list[_RawBlock] = []
     cur: _RawBlock | None = None
     prev_label = False
+    right = max(r.x1 for r in rows)
     for ln in rows:
         label = _is_label_line(ln.text)
         if cur is not None:
@@ -255,8 +256,10 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
                 abs(ln.size - last.size) < 0.6 and ln.bold == last.bold and ln.italic == last.italic
                 and ln.horizontal == last.horizontal
             )
-            # "Item 5. Other Information." set in body type is still a block of its own
-            apart = label and _SENT_END.search(last.text) is not None or prev_label
+            # "Item 5. Other Information." set in body type is still a block of its own, and so
+            # is a numbered line after a line that stopped short ("一、发行人简介" / "(一)公司概况")
+            apart = (label and _SENT_END.search(last.text) is not None) or prev_label or (
+                last.x1 < right - 2 * last.size and parse_numbering(ln.text)[0] is not None)
             if same_style and not apart and gap < 1.2 * max(last.y1 - last.y0, 1.0):
                 cur.lines.append(ln)
                 cur.x0, cur.y0 = min(cur.x0, ln.x0), min(cur.y0, ln.y0)
@@ -371,7 +374,40 @@ def _page_blocks(page, flags: int) -> list[_RawBlock]:
         return blocks
     order: list[int] = []
     _xycut(blocks, list(range(len(blocks))), 0, 0, order)
-    return _merge_labels([blocks[i] for i in order])
+    return _merge_paragraph_lines(_merge_labels([blocks[i] for i in order]))
+
+
+def _merge_paragraph_lines(blocks: list[_RawBlock]) -> list[_RawBlock]:
+    """Join consecutive blocks that continue one paragraph.
+
+    Some producers (many Chinese filings) write every line as a block of its
+    own.  A block continues the previous one when it has the same style, sits
+    right below it in the same column, and the previous line ran to the full
+    width (a line that stops short ends a paragraph — or is a heading).
+    """
+    col_right: dict[int, float] = {}
+    for b in blocks:
+        col_right[b.column] = max(col_right.get(b.column, 0.0), b.x1)
+    out: list[_RawBlock] = []
+    for b in blocks:
+        a = out[-1] if out else None
+        if a is not None and b.lines[0].horizontal and a.lines[-1].horizontal and a.column == b.column:
+            la, lb = a.lines[-1], b.lines[0]
+            height = max(la.y1 - la.y0, 1.0)
+            right = col_right[a.column]
+            width = right - min(a.x0, b.x0)
+            if (
+                abs(la.size - lb.size) < 0.6 and la.bold == lb.bold and la.italic == lb.italic
+                and -1.0 <= lb.y0 - la.y1 <= 1.25 * height
+                and abs(lb.x0 - a.x0) <= max(2.5 * la.size, 0.08 * width)
+                and la.x1 >= right - max(1.5 * la.size, 0.06 * width)
+                and width > 0
+            ):
+                a.lines.extend(b.lines)
+                a.x0, a.y0, a.x1, a.y1 = min(a.x0, b.x0), min(a.y0, b.y0), max(a.x1, b.x1), max(a.y1, b.y1)
+                continue
+        out.append(b)
+    return out
 
 
 @dataclass(slots=True)

@@ -200,3 +200,19 @@ def test_business_reports_recall(shared_data):
             hit += any(sim(t, c) >= 0.8 for q in (page - 2, page - 1, page) for c in by_page.get(q, []))
         recalls.append(hit / len(toc))
     assert sum(recalls) / len(recalls) >= 0.85, recalls
+
+
+def test_chinese_prospectus_sections(shared_data):
+    """A prospectus without an outline: 第X节 chapters and 一、/（一）sub-headings set in body type."""
+    import warnings
+
+    path = shared_data / "prospectus-zh" / "武汉力源信息技术股份有限公司.pdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        doc = extract(path, max_pages=40)
+    assert doc.toc_pages and min(doc.toc_pages) <= 9  # the printed 目录
+    heads = detect_headings(doc, outline="ignore")
+    texts = [h.text for h in heads]
+    assert "第二节 概 览" in texts and "一、发行人简介" in texts and "(一)公司概况" in texts
+    # body paragraphs written line by line are joined back into paragraphs
+    assert any(b.line_count >= 3 and "本公司是国内著名的IC" in b.text for b in doc.blocks)
