@@ -349,6 +349,8 @@ def register_demo(subparsers: Any) -> None:
     p.add_argument("pdf", nargs="?", default=None, metavar="PDF", help=f"the report (default: the shared {DEMO_PDF})")
     p.add_argument("query", nargs="?", default=None, metavar="QUERY", help="the question")
     p.add_argument("--cache", default=None, metavar="DIR", help="where the demo index is kept (default: ~/.cache/structrag)")
+    p.add_argument("--no-dense", dest="dense", action="store_false", default=True,
+                   help="BM25 and the lexical ranker only (no embeddings; faster on a slow machine)")
     _add_query_arguments(p)
     p.set_defaults(k=5)
     _progress_flags(p)
@@ -365,13 +367,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     query = args.query or (DEMO_QUERY if pdf.name == DEMO_PDF else GENERIC_QUERY)
     sha = _file_sha1(pdf)
     root = Path(args.cache) if args.cache else _cache_root()
-    out = root / f"demo-{hashlib.sha1(sha.encode()).hexdigest()[:12]}"
+    from .dense import dense_available
+
+    dense = bool(args.dense) and dense_available()
+    out = root / f"demo-{hashlib.sha1(sha.encode()).hexdigest()[:12]}{'' if dense else '-lexical'}"
     t0 = time.perf_counter()
     if (out / DB_NAME).exists():
         index = Index.open(out)
     else:
         print(f"indexing {pdf} into {out} (once; later runs reuse it)", file=sys.stderr)
-        index = Index.create(out)
+        index = Index.create(out, dense=dense)
     with index:
         report = index.add([pdf], progress=args.progress, on_event=_event_printer(False))
         if report.failed:

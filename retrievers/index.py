@@ -419,11 +419,25 @@ class Index:
 
     def _commit_document(self, *, name: str, path: str, sha1: str, options_key: str, page_count: int,
                          chunks: Sequence[Mapping[str, Any]], tokens: Sequence[Sequence[str]],
-                         tree: Any, document: Any, stats: Mapping[str, Any], progress: bool = False) -> None:
+                         tree: Any, document: Any, stats: Mapping[str, Any], progress: bool = False,
+                         vectors: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         stem = None
+        if vectors is not None and not self.has_dense:
+            raise ConfigError("vectors were given for an index built without dense retrieval", path=self.path)
         if self.has_dense:
             stem = self._vector_stem(sha1, options_key)
-            self._write_vectors(stem, [c["text"] for c in chunks], [c["section_path"] for c in chunks], progress)
+            paths = [c["section_path"] for c in chunks]
+            if vectors is None:
+                self._write_vectors(stem, [c["text"] for c in chunks], paths, progress)
+            else:
+                cv, nv = (np.ascontiguousarray(v, dtype=np.float32) for v in vectors)
+                n_nodes = len(doc_nodes(paths).paths)
+                if cv.ndim != 2 or cv.shape[0] != len(chunks) or nv.ndim != 2 or nv.shape != (n_nodes, cv.shape[1]):
+                    raise ConfigError(f"vectors must be ({len(chunks)}, d) and ({n_nodes}, d), "
+                                      f"got {cv.shape} and {nv.shape}")
+                self._store.vectors_dir.mkdir(exist_ok=True)
+                atomic_save_npy(self._store.vectors_dir / f"{stem}.chunks.npy", cv)
+                atomic_save_npy(self._store.vectors_dir / f"{stem}.nodes.npy", nv)
         with self._store.transaction() as c:
             self._store.insert_document(
                 c, name=name, path=path, sha1=sha1, options_key=options_key, page_count=page_count,
@@ -575,12 +589,16 @@ class Index:
         path: str = "",
         tree: Any = None,
         document: Any = None,
+        vectors: tuple[np.ndarray, np.ndarray] | None = None,
         publish: bool = True,
     ) -> bool:
         """Store chunks made elsewhere (another chunker, synthetic data) as document ``name``.
 
         ``sha1`` identifies the content (default: a hash of the chunks); the same
-        name and sha1 again is a no-op (returns False).  ``publish=False``
+        name and sha1 again is a no-op (returns False).  ``vectors``: your own
+        ``(chunk_vectors, section_path_vectors)`` for a dense index, unit length,
+        one row per chunk and one per section node (:func:`retrievers.corpus.doc_nodes`)
+        -- instead of embedding with the index's model.  ``publish=False``
         defers rebuilding the search arrays (call :meth:`flush` after a batch).
         """
         chunks = list(chunks)
@@ -597,7 +615,7 @@ class Index:
                 tokens=[self.tokenizer.tokenize(c["text"]) for c in dicts],
                 tree=tree.to_dict() if hasattr(tree, "to_dict") else tree,
                 document=document.to_dict() if hasattr(document, "to_dict") else document,
-                stats={"source": "chunks"},
+                stats={"source": "chunks"}, vectors=vectors,
             )
             if publish:
                 self._publish()

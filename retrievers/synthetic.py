@@ -43,7 +43,7 @@ def synthetic_documents(
     d = 0
     while made < n_chunks:
         n = min(chunks_per_doc, n_chunks - made)
-        name = f"synthetic-{d:05d}.pdf"
+        name = f"synthetic-{seed}-{d:05d}.pdf"
         sha = f"{seed:04x}{d:036x}"
         chunks: list[Chunk] = []
         path: list[str] = []
