@@ -22,6 +22,7 @@ from .errors import (
     StructragError,
     StructragWarning,
 )
+from .chunking import Section, chunk_document, sections
 from .extract import extract
 from .model import SCHEMA_VERSION, Block, Chunk, Document, Heading, Numbering, OutlineEntry
 from .outline import locate_outline
@@ -34,6 +35,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "Block",
     "Chunk",
+    "Section",
+    "chunk_document",
+    "sections",
     "Document",
     "Heading",
     "HeadingTree",
