@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, Sequence
@@ -34,7 +35,11 @@ from structrag.errors import IndexFormatError
 from .bm25 import BM25Params, SparseBM25
 from .tokenization import Tokenizer
 
-__all__ = ["ChunkRecord", "DocRecord", "Corpus", "doc_nodes", "path_text"]
+__all__ = ["LAYOUT", "ChunkRecord", "DocRecord", "Corpus", "doc_nodes", "path_text"]
+
+#: Version of the derived-array layout (bump when arrays are added or change meaning;
+#: an index with another layout rebuilds them from its database, no re-parse needed).
+LAYOUT = "corpus/2"
 
 #: How a section path is written for embedding (the separator reads as a path).
 PATH_SEPARATOR = " > "
@@ -108,7 +113,10 @@ _ARRAYS = (
     "chunk_doc", "chunk_rowid", "chunk_first_page", "chunk_pages_ptr", "chunk_pages",
     "chunk_sib_index", "chunk_sib_count", "chunk_depth", "chunk_node", "chunk_anc",
     "node_doc", "node_depth", "node_sib_index", "node_sib_count",
+    "chunk_len", "chunk_num_ratio", "chunk_page_key",
 )  # fmt: skip
+
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 
 
 @dataclass
@@ -133,6 +141,9 @@ class Corpus:
     node_depth: np.ndarray
     node_sib_index: np.ndarray
     node_sib_count: np.ndarray
+    chunk_len: np.ndarray  # tokens
+    chunk_num_ratio: np.ndarray  # share of tokens that are numbers (tables, statements)
+    chunk_page_key: np.ndarray  # collection-wide id of the chunk's first page
     bm25_chunks: SparseBM25
     bm25_heads: SparseBM25
     bm25_sections: SparseBM25
@@ -180,6 +191,8 @@ class Corpus:
         c_doc, c_rowid, c_first, c_ptr, c_pages = [], [], [], [0], []
         c_sib_i, c_sib_n, c_depth, c_node, c_anc = [], [], [], [], []
         n_doc, n_depth, n_sib_i, n_sib_n = [], [], [], []
+        c_len, c_num, c_pkey = [], [], []
+        page_base = 0
         chunk_tokens: list = []
         head_tokens: list[list[str]] = []
         section_tokens: list[list[str]] = []
@@ -205,6 +218,9 @@ class Corpus:
                 c_node.append(base + leaf if leaf >= 0 else -1)
                 c_anc.append([base + j for j in nodes.chunk_anc[ci]])
                 chunk_tokens.append(c.tokens)
+                c_len.append(len(c.tokens))
+                c_num.append(sum(1 for t in c.tokens if _NUMBER.match(t)) / max(len(c.tokens), 1))
+                c_pkey.append(page_base + min(c_first[-1], max(int(d.page_count) - 1, 0)))
                 if leaf >= 0:
                     sec_toks[leaf].extend(c.tokens)
             for j, p in enumerate(nodes.paths):
@@ -216,6 +232,7 @@ class Corpus:
                 section_tokens.append(sec_toks[j])
             c_start.append(len(c_doc))
             n_start.append(len(n_doc))
+            page_base += max(int(d.page_count), 1)
             if dense:
                 cv = np.asarray(d.chunk_vectors, dtype=np.float32)
                 nv = np.asarray(d.node_vectors, dtype=np.float32)
@@ -251,6 +268,9 @@ class Corpus:
             node_depth=i32(n_depth),
             node_sib_index=i32(n_sib_i),
             node_sib_count=i32(n_sib_n),
+            chunk_len=i32(c_len),
+            chunk_num_ratio=np.asarray(c_num, dtype=np.float32),
+            chunk_page_key=np.asarray(c_pkey, dtype=np.int64),
             bm25_chunks=SparseBM25(*bm25).fit(chunk_tokens),
             bm25_heads=SparseBM25(*heads_bm25).fit(head_tokens),
             bm25_sections=SparseBM25(*bm25).fit(section_tokens),

@@ -17,6 +17,18 @@ Beyond HELD:
 ``page_pos``        first page of the chunk / (pages in the document - 1).
 ``bm25_rel``        ``bm25`` over the best ``bm25`` among the query's candidates
                     (puts queries with long and short score scales on one footing).
+``page_bm25``       sum of ``bm25`` over every chunk on the chunk's (first) page:
+                    relevance is judged by page, and a page whose several chunks
+                    match is the likelier answer.
+``page_bm25_rel``   ``page_bm25`` over its best value among the candidates.
+``coverage``        share of the distinct query terms found in the chunk.
+``coverage_ctx``    share of them found in the chunk or its ancestor headings.
+``page_coverage``   share of them found anywhere on the chunk's page.
+``num_ratio``       share of the chunk's terms that are numbers (statements, tables).
+``length``          the chunk's number of terms.
+``q_amount``        1 if the query asks for a quantity ("how much", "amount",
+                    "ratio", a currency, a percentage, ...), else 0: lets the trees
+                    weigh ``num_ratio`` by question type.
 ``dense``           cosine similarity of query and chunk embeddings.
 ``dense_path``      cosine similarity of the query and the section path
                     ("Item 8 > Notes > Note 5") embedding.
@@ -29,6 +41,7 @@ Features that need embeddings are only available when the corpus has vectors;
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -51,13 +64,30 @@ __all__ = [
 HELD_FEATURES: tuple[str, ...] = ("bm25", "bm25_anc_max", "same_word_anc", "pos", "pos_ratio")
 LEXICAL_FEATURES: tuple[str, ...] = HELD_FEATURES + (
     "bm25_section", "depth", "sec_pos_ratio", "page_pos", "bm25_rel",
+    "page_bm25", "page_bm25_rel", "coverage", "coverage_ctx", "page_coverage", "num_ratio", "length", "q_amount",
 )  # fmt: skip
 DENSE_FEATURES: tuple[str, ...] = ("dense", "dense_path", "dense_rel")
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 
 
+def _distinct(tokens: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(tokens))
+
+
 def feature_names(corpus: Corpus) -> tuple[str, ...]:
     return ALL_FEATURES if corpus.has_dense else LEXICAL_FEATURES
+
+
+_AMOUNT = re.compile(
+    r"\b(how much|how many|amount|total|sum|ratio|margin|rate|percent(age)?|value|cost|price|revenue|"
+    r"income|expenses?|earnings|eps|cash|debt|usd|eur|dollars?|millions?|billions?|thousands?)\b|[$€£%]|\d",
+    re.IGNORECASE,
+)
+
+
+def asks_for_amount(query: str) -> bool:
+    """Whether a question asks for a quantity (a cheap cue, see ``q_amount``)."""
+    return bool(_AMOUNT.search(query))
 
 
 class QueryScores(NamedTuple):
@@ -69,9 +99,14 @@ class QueryScores(NamedTuple):
     section_bm25: np.ndarray  # (n_nodes,)
     head_rows_per_term: list[np.ndarray]  # for each distinct query term, nodes whose heading has it
     query_vector: np.ndarray | None
+    amount: bool = False
+    chunk_rows_per_term: list[np.ndarray] | None = None  # for each distinct query term, chunks that have it
+    n_terms: int = 0  # distinct query terms
 
 
-def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None) -> QueryScores:
+def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
+                 *, amount: bool = False) -> QueryScores:
+    """Scores shared by the first stage and the features (``amount``: see :func:`asks_for_amount`)."""
     tokens = list(tokens)
     return QueryScores(
         tokens=tokens,
@@ -80,6 +115,9 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         section_bm25=corpus.bm25_sections.scores(tokens),
         head_rows_per_term=corpus.bm25_heads.contains(tokens),
         query_vector=query_vector,
+        amount=bool(amount),
+        chunk_rows_per_term=corpus.bm25_chunks.contains(tokens),
+        n_terms=len(set(tokens)),
     )
 
 
@@ -147,6 +185,41 @@ def compute_features(
             b = get("bm25")
             top = float(b.max())
             v = b / top if top > 0 else np.zeros(m)
+        elif name == "page_bm25":
+            n_pages = int(corpus.chunk_page_key.max()) + 1 if corpus.n_chunks else 0
+            per_page = np.bincount(corpus.chunk_page_key, weights=qs.chunk_bm25, minlength=n_pages)
+            v = per_page[corpus.chunk_page_key[cand]]
+        elif name == "page_bm25_rel":
+            p = get("page_bm25")
+            top = float(p.max())
+            v = p / top if top > 0 else np.zeros(m)
+        elif name in ("coverage", "coverage_ctx", "page_coverage"):
+            per_term = qs.chunk_rows_per_term or []
+            hits = np.zeros(m)
+            if name == "page_coverage":
+                keys = corpus.chunk_page_key[cand]
+                for rows in per_term:
+                    hits += np.isin(keys, corpus.chunk_page_key[rows])
+            else:
+                heads = qs.head_rows_per_term if name == "coverage_ctx" else None
+                # a term's chunk rows and heading rows line up only by term: recompute per term
+                terms = _distinct(qs.tokens)
+                known_c = {t for t in terms if t in corpus.bm25_chunks.vocab_}
+                known_h = {t for t in terms if t in corpus.bm25_heads.vocab_}
+                rows_c = dict(zip([t for t in terms if t in known_c], per_term))
+                rows_h = dict(zip([t for t in terms if t in known_h], qs.head_rows_per_term))
+                for t in terms:
+                    got = np.isin(cand, rows_c[t]) if t in rows_c else np.zeros(m, bool)
+                    if heads is not None and t in rows_h:
+                        got |= (np.isin(safe, rows_h[t]) & valid).any(axis=1)
+                    hits += got
+            v = hits / max(qs.n_terms, 1)
+        elif name == "num_ratio":
+            v = corpus.chunk_num_ratio[cand]
+        elif name == "length":
+            v = corpus.chunk_len[cand]
+        elif name == "q_amount":
+            v = np.full(m, 1.0 if qs.amount else 0.0)
         elif name == "dense":
             v = corpus.chunk_vectors[cand] @ qs.query_vector
         elif name == "dense_path":

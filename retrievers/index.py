@@ -40,7 +40,7 @@ from structrag.errors import ConfigError, IndexFormatError, ModelError, Structra
 from structrag.model import Chunk
 
 from .bm25 import BM25Params, TopK, top_k
-from .corpus import ChunkRecord, Corpus, DocRecord, doc_nodes, path_text
+from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord, doc_nodes, path_text
 from .features import QueryScores, compute_features, feature_names, query_scores
 from .ranker import LambdaRanker, default_model_path, rrf
 from .store import Store, atomic_save_npy
@@ -302,21 +302,22 @@ class Index:
             gen = store.generation()
             docs = store.documents()
             d = store.derived_dir(gen)
-            if (d / "COMPLETE").exists():
+            if store.derived_ok(gen, LAYOUT):
+                cv, nv = cls._load_vectors(store, docs) if dense else (None, None)
                 try:
-                    cv, nv = cls._load_vectors(store, docs) if dense else (None, None)
                     corpus = Corpus.load(d, chunk_vectors=cv, node_vectors=nv)
-                except (FileNotFoundError, IndexFormatError):
+                except (FileNotFoundError, IndexFormatError) as e:
                     if store.generation() != gen:
                         continue  # a writer moved on while we read: read the new generation
-                    raise
-                if corpus.n_chunks != sum(x.n_chunks for x in docs):
-                    raise IndexFormatError(
-                        f"search arrays of generation {gen} hold {corpus.n_chunks} chunks, the database "
-                        f"{sum(x.n_chunks for x in docs)}",
-                        path=store.root,
-                    )
-                return corpus
+                    # derived files are a cache of the database: damaged or of an older layout,
+                    # they are rebuilt (the next writer stores them again)
+                    log.warning("index %s: search arrays unusable (%s); rebuilding them from the database",
+                                store.root, e)
+                    return cls._build_corpus(store, tokenizer, bm25, dense)
+                if corpus.n_chunks == sum(x.n_chunks for x in docs):
+                    return corpus
+                log.warning("index %s: search arrays do not match the database; rebuilding them", store.root)
+                return cls._build_corpus(store, tokenizer, bm25, dense)
             # committed documents without search arrays (the writer stopped before writing
             # them): rebuild in memory from the database
             log.info("index %s: rebuilding search arrays of generation %d from the database", store.root, gen)
@@ -456,7 +457,7 @@ class Index:
 
                 VectorIndex(exact_below=_exact_below()).fit(corpus.chunk_vectors).save(tmp / "dense.faiss")
 
-        self._store.publish_derived(gen, write)
+        self._store.publish_derived(gen, write, LAYOUT)
         self._store.garbage_collect()
         with self._lock:
             self._corpus = corpus
@@ -520,16 +521,11 @@ class Index:
             show = _progress_enabled(progress)
             if todo:
                 self._run(todo, popts, copts, okey, existing, workers, show, report, emit)
-            if todo or self._store.generation() != self._published_generation():
+            if todo or not self._store.derived_ok(self._store.generation(), LAYOUT):
                 self._publish()
         finally:
             self._store.unlock()
         return report
-
-    def _published_generation(self) -> int | None:
-        root = self._store.derived_root
-        gens = [int(p.name[1:]) for p in root.glob("g*") if (p / "COMPLETE").exists()] if root.is_dir() else []
-        return max(gens) if gens else None
 
     def _run(self, todo, popts, copts, okey, existing, workers, show, report, emit) -> None:
         from tqdm.auto import tqdm
@@ -624,7 +620,8 @@ class Index:
         return True
 
     def flush(self) -> None:
-        """Write the search arrays for what is committed (after ``add_chunks(..., publish=False)``)."""
+        """Write the search arrays for what is committed (after ``add_chunks(..., publish=False)``,
+        or to store arrays an older version wrote in another layout)."""
         self._store.lock()
         try:
             self._publish()
@@ -685,8 +682,10 @@ class Index:
         return self._encoder().encode_query(query) if self.has_dense and self._corpus.has_dense else None
 
     def query_scores(self, query: str, *, dense: bool = True) -> QueryScores:
+        from .features import asks_for_amount
+
         qv = self.query_vector(query) if dense else None
-        return query_scores(self._corpus, self.tokenizer.tokenize(query), qv)
+        return query_scores(self._corpus, self.tokenizer.tokenize(query), qv, amount=asks_for_amount(query))
 
     def _bm25_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
         t = top_k(qs.chunk_bm25, n, rows)

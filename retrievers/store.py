@@ -399,21 +399,36 @@ class Store:
     def derived_dir(self, generation: int) -> Path:
         return self.derived_root / f"g{generation:08d}"
 
-    def publish_derived(self, generation: int, writer) -> Path:
-        """Run ``writer(tmpdir)`` and rename the folder to ``derived/g<generation>`` when it returns."""
+    def derived_ok(self, generation: int, layout: str) -> bool:
+        """Whether ``derived/g<generation>`` is complete and of ``layout``."""
+        try:
+            done = json.loads((self.derived_dir(generation) / "COMPLETE").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return done.get("generation") == generation and done.get("layout") == layout
+
+    def publish_derived(self, generation: int, writer, layout: str) -> Path:
+        """Run ``writer(tmpdir)`` and rename the folder to ``derived/g<generation>`` when it returns.
+
+        An existing folder of another ``layout`` (written by an older version) is replaced.
+        """
         self.derived_root.mkdir(exist_ok=True)
         final = self.derived_dir(generation)
-        if final.exists():
+        if self.derived_ok(generation, layout):
             return final
         tmp = self.derived_root / f".tmp-g{generation:08d}-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         writer(tmp)
-        (tmp / "COMPLETE").write_text(json.dumps({"generation": generation}), encoding="utf-8")
+        (tmp / "COMPLETE").write_text(json.dumps({"generation": generation, "layout": layout}), encoding="utf-8")
         for dirpath, _, files in os.walk(tmp):
             for fn in files:
                 with open(os.path.join(dirpath, fn), "rb") as f:
                     os.fsync(f.fileno())
+        if final.exists():  # of an older layout: readers meanwhile rebuild from the database
+            old = self.derived_root / f".old-g{generation:08d}-{os.getpid()}"
+            os.rename(final, old)
+            shutil.rmtree(old, ignore_errors=True)
         os.rename(tmp, final)
         _fsync_dir(self.derived_root)
         return final

@@ -264,3 +264,18 @@ def test_add_chunks_for_custom_chunkers(tmp_path, built):
         hits = index.search("dividends per share", k=1, mode="bm25")
         assert hits[0].doc == "custom.pdf" and hits[0].pages == (1,)
         assert os.path.exists(tmp_path / "ix" / DB_NAME)
+
+
+def test_search_arrays_of_an_older_layout_are_rebuilt_and_replaced(pdfs, tmp_path):
+    out = tmp_path / "ix"
+    with Index.build([pdfs], out, dense=False) as index:
+        expected = [h.chunk_id for h in index.search("capital expenditures", k=3, mode="bm25")]
+    done = next((out / "derived").glob("g*/COMPLETE"))
+    done.write_text(json.dumps({**json.loads(done.read_text()), "layout": "corpus/0"}))
+    (done.parent / "arrays.npz").write_bytes(b"old")  # unreadable for this version
+    with Index.open(out) as again:
+        assert [h.chunk_id for h in again.search("capital expenditures", k=3, mode="bm25")] == expected
+        again.add([pdfs])  # nothing to parse, but the arrays are stored again in this layout
+    assert json.loads(next((out / "derived").glob("g*/COMPLETE")).read_text())["layout"] != "corpus/0"
+    with Index.open(out) as third:
+        assert third._store.derived_ok(third._store.generation(), "corpus/2")

@@ -131,7 +131,7 @@ def test_candidate_subset_and_column_order(corpus):
     cand = np.array([6, 2, 8])
     sub = compute_features(corpus, qs, cand, LEXICAL_FEATURES)
     # per-candidate features equal the full matrix's rows; bm25_rel is relative to the candidate list
-    keep = [j for j, n in enumerate(LEXICAL_FEATURES) if n != "bm25_rel"]
+    keep = [j for j, n in enumerate(LEXICAL_FEATURES) if n not in ("bm25_rel", "page_bm25_rel")]
     np.testing.assert_allclose(sub[:, keep], full[cand][:, keep])
     j = LEXICAL_FEATURES.index("bm25_rel")
     assert sub[:, j].max() == pytest.approx(1.0)
@@ -164,3 +164,37 @@ def test_save_load_keeps_everything(corpus, tmp_path):
     b = compute_features(back, query_scores(back, TOK.tokenize(QUERY), qv), cand)
     np.testing.assert_array_equal(a, b)
     assert back.doc_names == corpus.doc_names
+
+
+def test_page_and_content_features():
+    rows = [
+        ("Cash flows: purchases of equipment 1,577 and 2,000.", ("Statements",), 0, 2, (0,)),
+        ("Capital expenditures of the year.", ("Statements",), 1, 2, (0,)),
+        ("Narrative text about capital strategy and people.", ("Strategy",), 0, 1, (1,)),
+    ]
+    corpus = Corpus.build([DocRecord("c.pdf", 2, _records(rows, 1))], TOK)
+    names = ("bm25", "page_bm25", "num_ratio", "length", "q_amount")
+    for query, amount in (("capital expenditures 1,577", True), ("strategy", False)):
+        from retrievers.features import asks_for_amount
+
+        assert asks_for_amount(query) is amount
+        qs = query_scores(corpus, TOK.tokenize(query), amount=asks_for_amount(query))
+        X = compute_features(corpus, qs, np.array([0, 1, 2]), names)
+        bm25, page = X[:, 0], X[:, 1]
+        # the two chunks of page 0 share the sum of their BM25; page 1 has only its own
+        assert page[0] == page[1] == pytest.approx(bm25[0] + bm25[1]) and page[2] == pytest.approx(bm25[2])
+        assert X[:, 4].tolist() == [float(amount)] * 3
+    toks0 = TOK.tokenize(rows[0][0])
+    assert X[0, 3] == len(toks0)
+    assert X[0, 2] == pytest.approx(sum(t.isdigit() for t in toks0) / len(toks0)) and X[2, 2] == 0
+
+
+def test_coverage_features(corpus):
+    # "capit", "expenditur", "liquid": chunk 2 has capit + expenditur, its heading LIQ has capit + liquid
+    qs = query_scores(corpus, TOK.tokenize(QUERY))
+    names = ("coverage", "coverage_ctx", "page_coverage", "page_bm25_rel")
+    X = compute_features(corpus, qs, np.array([2, 3, 6, 7]), names)
+    np.testing.assert_allclose(X[:, 0], [2 / 3, 1 / 3, 0, 2 / 3])  # chunk 7: "liquidity ... capital"
+    np.testing.assert_allclose(X[:, 1], [1, 2 / 3, 0, 2 / 3])
+    np.testing.assert_allclose(X[:, 2], [2 / 3, 1 / 3, 0, 2 / 3])
+    assert X[:, 3].max() == pytest.approx(1.0)

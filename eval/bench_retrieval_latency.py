@@ -1,0 +1,165 @@
+"""Query latency, index build time, size and peak memory on synthetic corpora of 1k / 10k / 100k chunks.
+
+    nice -n 10 python eval/bench_retrieval_latency.py [--sizes 1000,10000,100000] [--queries 200]
+
+Corpora come from :mod:`retrievers.synthetic` (Zipf-distributed words, report-like
+heading trees).  Dense vectors are random unit vectors of MiniLM's size (384):
+embedding 100k synthetic chunks would measure the model, not the index; the
+query embedding is timed separately with the real model.  Each size is built
+and queried in its own subprocess, so peak memory (ru_maxrss) is that size's.
+
+Per query, collection-wide (no document filter):
+
+* ``first stage``: tokenise, BM25 over all chunks, top-100; exact (or HNSW above
+  50k chunks) dense top-100;
+* ``full``: the same + heading/section BM25 + features of the ~200 candidates +
+  LightGBM ranker (the shipped dense model) + sort;
+* ``encode``: MiniLM query embedding (add it to both for end-to-end time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _dir_size(p: Path) -> int:
+    return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+
+
+def build(n: int, out: Path) -> dict:
+    from retrievers.corpus import doc_nodes
+    from retrievers.index import Index
+    from retrievers.synthetic import synthetic_documents
+
+    rng = np.random.default_rng(1)
+
+    def unit(k):
+        v = rng.normal(size=(k, 384)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    t0 = time.perf_counter()
+    index = Index.create(out, dense=True)
+    for name, pages, chunks in synthetic_documents(n, chunks_per_doc=500, seed=0):
+        nn = len(doc_nodes([c.section_path for c in chunks]).paths)
+        index.add_chunks(name, chunks, page_count=pages, vectors=(unit(len(chunks)), unit(nn)), publish=False)
+    t1 = time.perf_counter()
+    index.flush()
+    t2 = time.perf_counter()
+    index.close()
+    return {"chunks": n, "build_s": round(t2 - t0, 2), "store_s": round(t1 - t0, 2), "publish_s": round(t2 - t1, 2),
+            "size_mb": round(_dir_size(out) / 2**20, 1),
+            "build_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def query(out: Path, n_queries: int) -> dict:
+    from retrievers.bm25 import top_k
+    from retrievers.features import QueryScores, query_scores
+    from retrievers.index import Index
+
+    t0 = time.perf_counter()
+    index = Index.open(out)
+    open_s = time.perf_counter() - t0
+    model = index.ranker
+    corpus = index.corpus
+    rng = np.random.default_rng(2)
+    # queries: 3-7 words of random chunks (what a user would type about them)
+    texts = []
+    rows = rng.integers(0, corpus.n_chunks, size=n_queries)
+    got = index._store.chunks_by_rowid(corpus.chunk_rowid[rows].tolist())
+    for r in corpus.chunk_rowid[rows]:
+        words = got[int(r)].text.split()
+        k = int(rng.integers(3, 8))
+        s = int(rng.integers(0, max(1, len(words) - k)))
+        texts.append(" ".join(words[s : s + k]))
+    qv = rng.normal(size=(n_queries, 384)).astype(np.float32)
+    qv /= np.linalg.norm(qv, axis=1, keepdims=True)
+    # warm up (first faiss search, numpy caches)
+    for i in range(5):
+        index.rank(query_scores(corpus, index.tokenizer.tokenize(texts[i]), qv[i]), k=10, mode="ranker")
+    first, full = [], []
+    for i, t in enumerate(texts):
+        a = time.perf_counter()
+        toks = index.tokenizer.tokenize(t)
+        s = corpus.bm25_chunks.scores(toks)
+        top_k(s, 100)
+        qs_stub = QueryScores(toks, s, None, None, [], qv[i])
+        index._dense_top(qs_stub, None, 100)
+        b = time.perf_counter()
+        index.rank(query_scores(corpus, index.tokenizer.tokenize(t), qv[i]), k=10, mode="ranker", candidates=100)
+        c = time.perf_counter()
+        first.append(b - a)
+        full.append(c - b)
+    from retrievers.dense import DenseEncoder
+
+    enc = DenseEncoder()
+    enc.encode_query("warm up")
+    enc_t = []
+    for t in texts[:50]:
+        a = time.perf_counter()
+        enc._encode([t], False)
+        enc_t.append(time.perf_counter() - a)
+    ms = lambda xs, p: round(1000 * float(np.percentile(xs, p)), 2)  # noqa: E731
+    return {"open_s": round(open_s, 2), "queries": n_queries, "vector_index": "hnsw" if index._vindex is not None and
+            index._vindex.kind_ == "hnsw" else "exact",
+            "first_stage_p50_ms": ms(first, 50), "first_stage_p95_ms": ms(first, 95),
+            "full_p50_ms": ms(full, 50), "full_p95_ms": ms(full, 95),
+            "encode_p50_ms": ms(enc_t, 50), "encode_p95_ms": ms(enc_t, 95),
+            "ranker_features": list(model.features),
+            "query_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "retrieval-latency.json"))
+    ap.add_argument("--_child", nargs=3, metavar=("KIND", "N", "DIR"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args._child:
+        kind, n, d = args._child
+        res = build(int(n), Path(d)) if kind == "build" else query(Path(d), args.queries)
+        print(json.dumps(res))
+        return 0
+    results = []
+    for n in (int(x) for x in args.sizes.split(",")):
+        tmp = Path(tempfile.mkdtemp(prefix=f"latency-{n}-"))
+        row = {}
+        try:
+            for kind in ("build", "query"):
+                cmd = [sys.executable, __file__, "--queries", str(args.queries), "--_child", kind, str(n), str(tmp / "ix")]
+                r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                if r.returncode:
+                    sys.stderr.write(r.stderr)
+                    return r.returncode
+                row.update(json.loads(r.stdout.strip().splitlines()[-1]))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        results.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=1))
+    print("| chunks | build s | size MB | build peak MB | first stage p50/p95 ms | + features + rerank p50/p95 ms | "
+          "query encode p50 ms | query peak MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['chunks']:,} | {r['build_s']} | {r['size_mb']} | {r['build_peak_rss_mb']} | "
+              f"{r['first_stage_p50_ms']} / {r['first_stage_p95_ms']} | {r['full_p50_ms']} / {r['full_p95_ms']} | "
+              f"{r['encode_p50_ms']} | {r['query_peak_rss_mb']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
