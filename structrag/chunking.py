@@ -328,20 +328,10 @@ class _Cutter:
         self.doc = document
         self.text = document.text
         self.tok = tok
-        self._gap_cache: dict[str, int] = {}
+        self._regex = type(tok) is RegexTokenizer
 
     def count(self, s: int, e: int) -> int:
         return self.tok.count(self.text[s:e]) if e > s else 0
-
-    def gap(self, e: int, s: int) -> int:
-        """Tokens the whitespace between two pieces adds (0 for additive tokenizers)."""
-        if self.tok.additive or s <= e:
-            return 0
-        g = self.text[e:s]
-        v = self._gap_cache.get(g)
-        if v is None:
-            v = self._gap_cache[g] = self.tok.count(g)
-        return v
 
     # --- pieces ---------------------------------------------------------
     def block_pieces(self, block: Block, first_cut: float) -> list[_Piece]:
@@ -374,7 +364,14 @@ class _Cutter:
         out: list[_Piece] = []
         base = piece.start
         prev_end = None
-        for s, e in spans:
+        starts = None
+        offsets = getattr(self.tok, "offsets", None)
+        if not self._regex and callable(offsets):
+            try:
+                starts = offsets(self.text[piece.start : piece.end])
+            except ValueError:
+                starts = None
+        for n_span, (s, e) in enumerate(spans):
             s, e = base + s, base + e
             if prev_end is None:
                 cost = piece.cut
@@ -382,12 +379,33 @@ class _Cutter:
                 cost = _CUT_WORD
             else:
                 cost = _CUT_TOKEN
-            out.append(_Piece(s, e, self.count(s, e), cost))
+            if self._regex:
+                n = 1  # a regex-tokenizer piece is one token by construction
+            elif starts is not None:
+                # tokens starting between the previous piece's end and this piece's end
+                lo = 0 if prev_end is None else prev_end - base
+                hi = e - base if n_span + 1 < len(spans) else piece.end - base + 1
+                n = bisect.bisect_left(starts, hi) - bisect.bisect_left(starts, lo)
+            else:
+                n = self.count(s, e)
+            out.append(_Piece(s, e, n, cost))
             prev_end = e
         final: list[_Piece] = []
         for p in out:  # one regex token can still be several sub-word tokens
             final.extend(self._char_split(p, limit) if p.tokens > limit else (p,))
-        return final
+        # runs of words of about 1/16 of the limit: cuts inside an over-long sentence land
+        # within a few words of the best place, and the packer has 16x fewer pieces to try
+        group = max(1, limit // 16)
+        if group == 1:
+            return final
+        grouped: list[_Piece] = []
+        for p in final:
+            last = grouped[-1] if grouped else None
+            if last is not None and last.tokens + p.tokens <= group and p.cut < _CUT_CHAR:
+                grouped[-1] = _Piece(last.start, p.end, last.tokens + p.tokens, last.cut)
+            else:
+                grouped.append(p)
+        return grouped
 
     def _char_split(self, piece: _Piece, limit: int) -> list[_Piece]:
         out: list[_Piece] = []
@@ -410,29 +428,45 @@ class _Cutter:
 
     # --- packing ----------------------------------------------------------
     def pack(self, pieces: Sequence[_Piece], budget: int) -> list[tuple[int, int]]:
-        """Best cutting of ``pieces`` into runs of at most ``budget`` tokens: ``[(i, j), ...]``."""
+        """Best cutting of ``pieces`` into runs of at most ``budget`` tokens: ``[(i, j), ...]``.
+
+        best[j] = min over i of best[i] + 1 + cut cost before piece i + balance
+        term of run i..j-1; the candidate i form a window (run sizes grow as i
+        falls), evaluated with numpy because word-level pieces of long legal
+        sentences make windows hundreds of pieces wide.  Ties go to the
+        largest i (the shortest last run).
+        """
+        import numpy as np
+
         n = len(pieces)
-        inf = float("inf")
-        best = [0.0] + [inf] * n
-        back = [0] * (n + 1)
-        gaps = [0] + [self.gap(pieces[k - 1].end, pieces[k].start) for k in range(1, n)]
+        tok = np.fromiter((p.tokens for p in pieces), dtype=np.int64, count=n)
+        # Run sizes are sums of piece counts.  Exact for the regex tokenizer; a sub-word
+        # tokenizer may count joined text a token or so higher per boundary, which the
+        # caller checks on the joined text and retries with a smaller budget.
+        gap = np.zeros(n, dtype=np.int64)
+        cut = np.fromiter((p.cut for p in pieces), dtype=np.float64, count=n)
+        cut[0] = 0.0
+        tp = np.concatenate(([0], np.cumsum(tok)))  # tokens of pieces < k
+        gp = np.concatenate(([0], np.cumsum(gap)))  # gaps before pieces < k
+        # size of run i..j-1 = tp[j] - tp[i] + gp[j] - gp[i+1]; key[i] = tp[i] + gp[i+1] rises with i
+        key = tp[:n] + gp[1 : n + 1]
+        best = np.empty(n + 1, dtype=np.float64)
+        best[0] = 0.0
+        back = np.zeros(n + 1, dtype=np.int64)
+        inv = 1.0 / budget
         for j in range(1, n + 1):
-            size = 0
-            bj = inf
-            bi = j - 1
-            for i in range(j - 1, -1, -1):
-                size += pieces[i].tokens + (gaps[i + 1] if i + 1 < j else 0)
-                if size > budget and i < j - 1:
-                    break
-                fill = min(size, budget) / budget
-                c = best[i] + 1.0 + (pieces[i].cut if i > 0 else 0.0) + _BALANCE * (1.0 - fill) ** 2
-                if c < bj:
-                    bj, bi = c, i
-            best[j], back[j] = bj, bi
+            top = tp[j] + gp[j]
+            lo = min(int(np.searchsorted(key[:j], top - budget, side="left")), j - 1)
+            size = top - key[lo:j]
+            fill = np.minimum(size, budget) * inv
+            c = best[lo:j] + 1.0 + cut[lo:j] + _BALANCE * (1.0 - fill) ** 2
+            k = len(c) - 1 - int(np.argmin(c[::-1]))
+            best[j] = c[k]
+            back[j] = lo + k
         runs: list[tuple[int, int]] = []
         j = n
         while j > 0:
-            i = back[j]
+            i = int(back[j])
             runs.append((i, j))
             j = i
         runs.reverse()
@@ -675,7 +709,7 @@ def _overlap_start(
         s = fine[k].start
         if s < floor:
             break
-        if cutter.count(s, fine[j - 1].end) + cutter.gap(fine[j - 1].end, own_start) > overlap:
+        if cutter.count(s, fine[j - 1].end) > overlap:
             break
         best = s
     if best != own_start:

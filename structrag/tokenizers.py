@@ -80,7 +80,7 @@ class RegexTokenizer:
     additive = True
 
     def count(self, text: str) -> int:
-        return sum(1 for _ in _TOKEN_RE.finditer(text))
+        return len(_TOKEN_RE.findall(text))
 
     def pieces(self, text: str) -> list[tuple[int, int]]:
         """``(start, end)`` character spans of the tokens of ``text``."""
@@ -162,6 +162,15 @@ class TiktokenTokenizer:
     def count(self, text: str) -> int:
         # special-token strings in documents are ordinary text, never an error
         return len(self._enc.encode(text, disallowed_special=()))
+
+    def offsets(self, text: str) -> list[int]:
+        """Character offset where each token of ``text`` starts (lets a chunker count a
+        text's parts with one encoding of the whole)."""
+        toks = self._enc.encode(text, disallowed_special=())
+        decoded, offs = self._enc.decode_with_offsets(toks)
+        if decoded != text:  # cannot happen for valid text; fall back to no offsets
+            raise ValueError("tiktoken round trip changed the text")
+        return list(offs)
 
     def __repr__(self) -> str:
         return f"TiktokenTokenizer({self.encoding_name!r})"

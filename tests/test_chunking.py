@@ -614,3 +614,28 @@ def test_invariants_real_cjk_prospectus(shared_data):
     # CJK prose is cut at full stops, not mid-sentence, where sentences are short enough
     ends = [c.text[-1] for c in chunks if len(c.text) > 200]
     assert sum(e in "。；！？：）)" or e.isdigit() or e.isascii() for e in ends) >= 0.6 * len(ends)
+
+
+def test_long_sentence_cut_evenly_near_budget(tmp_path):
+    """A legal-style sentence far over the budget is cut between words, in even chunks that fill it."""
+    import pymupdf
+
+    words = ("the Borrower shall deliver to the Administrative Agent within ninety days after the end of each "
+             "fiscal year audited consolidated statements of income and cash flows").split()
+    sentence = " ".join(words * 12) + "."
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 60), "Section 6.01 Financial Statements", fontsize=14, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(72, 80, 523, 800), sentence, fontsize=9, fontname="helv")
+    doc.set_toc([[1, "Section 6.01 Financial Statements", 1]])
+    path = tmp_path / "credit.pdf"
+    doc.save(path)
+    document = extract(path)
+    tree = outline_tree(document)
+    for tokenizer in (None, "tiktoken"):
+        chunks = chunk_document(document, tree, max_tokens=100, tokenizer=tokenizer)
+        check_invariants(document, tree, chunks, max_tokens=100, tokenizer=tokenizer)
+        sizes = [dict(c.extra)["tokens"] for c in chunks]
+        total = get_tokenizer(tokenizer).count(document.text)
+        assert len(chunks) <= -(-total // 90) + 1, (sizes, total)  # close to the fewest chunks possible
+        assert min(sizes) >= 0.75 * max(sizes), sizes
