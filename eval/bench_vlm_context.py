@@ -16,8 +16,10 @@ Variants:
 ``recent``         the paper's method: memory = pages of the most recent heading of each level
                    (at most the current depth), one heading per step;
 ``recent-page``    the same memory, all headings of one page per step (granularity "page");
-``all-previous``   memory = every page holding a heading processed so far (what "send all
-                   previous pages" costs when pages without headings are left out, so a lower bound);
+``all-previous``   memory = every page holding a heading processed so far (all processed
+                   headings on their pages: "all previous pages" without the pages that hold no heading);
+``all-pages``      memory = every page from the first to the page of the last processed heading
+                   (literally all previous pages);
 ``whole-document`` the one-prompt baseline: every heading, as text, in one request (MinerU's way).
 
 Images are rendered at ``--zoom`` (default 0.1) to keep the run within minutes on
@@ -27,7 +29,7 @@ two cores; counts do not depend on the zoom, and tokens are normalised to zoom 1
 
     nice -n 10 /work/venv/bin/python eval/bench_vlm_context.py \\
         --docs TikZ_PGF_manual gnuplot_manual JPMorgan_Chase_2023_Q2_10_Q \\
-        --json eval/reports/vlm_context.json --figure eval/reports/vlm_context.png
+        --zoom-1-doc JPMorgan_Chase_2023_Q2_10_Q --json eval/reports/vlm_context.json --figure eval/reports/vlm_context.png
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 import time
@@ -52,7 +55,7 @@ from structrag.levels import assign_levels, project_levels  # noqa: E402
 from structrag.levels.memory import MemoryStrategy  # noqa: E402
 from structrag.model import SCHEMA_VERSION  # noqa: E402
 
-VARIANTS = ("recent", "recent-page", "all-previous", "whole-document")
+VARIANTS = ("recent", "recent-page", "all-previous", "all-pages", "whole-document")
 DEFAULT_DOCS = ("TikZ_PGF_manual", "gnuplot_manual", "JPMorgan_Chase_2023_Q2_10_Q")
 PATCH = 28
 
@@ -64,6 +67,23 @@ class AllPreviousMemory(MemoryStrategy):
 
     def select(self, state, step):
         return range(len(state.levels))
+
+
+class AllPagesMemory(MemoryStrategy):
+    """Every processed heading is known and every page up to the last one's is sent."""
+
+    name = "all-pages"
+
+    def select(self, state, step):
+        return range(len(state.levels))
+
+    def build(self, state, step):
+        from structrag.levels.base import Memory
+
+        known = tuple(state.known(i) for i in range(len(state.levels)))
+        last = known[-1].heading.page if known else -1
+        return Memory(strategy=self.name, depth=state.depth, anchors=known, pages=tuple(range(last + 1)),
+                      known=known, previous=known[-1] if known else None)
 
 
 def cached_document(pdf: Path, cache: Path) -> Document:
@@ -93,10 +113,17 @@ def reference(data: Path, doc_id: str, cache: Path):
     return document, heads, ref, {"entries": len(entries), "located": len(heads), "adjusted": adjusted}
 
 
-def _tokens_z1(req, zoom: float) -> int:
+_IMAGE_LABEL = re.compile(r"^Image (\d+) \(page (\d+)\):$")
+
+
+def _tokens_z1(req, page_sizes) -> int:
+    """Prompt tokens had the images been sent at zoom 1: each image's page is named in the prompt."""
     n = math.ceil(sum(len(t) for t in req.texts) / 4)
-    for w, h in req.image_sizes:
-        n += math.ceil(w / zoom / PATCH) * math.ceil(h / zoom / PATCH)
+    pages = [int(m.group(2)) - 1 for t in req.texts if (m := _IMAGE_LABEL.match(t))]
+    assert len(pages) == len(req.image_sizes), "every image is labelled with its page"
+    for p in pages:
+        w, h = page_sizes[p]
+        n += math.ceil(w / PATCH) * math.ceil(h / PATCH)
     return n
 
 
@@ -109,7 +136,7 @@ def run_variant(variant: str, document: Document, heads, ref, zoom: float) -> di
             res = assign_levels(document, heads, predictor=pred)
         else:
             pred = VLMPredictor(zoom=zoom, max_cache_bytes=1 << 30, max_encoded=1 << 20, **common)
-            memory = AllPreviousMemory() if variant == "all-previous" else "recent"
+            memory = {"all-previous": AllPreviousMemory(), "all-pages": AllPagesMemory()}.get(variant, "recent")
             granularity = "page" if variant == "recent-page" else "heading"
             res = assign_levels(document, heads, predictor=pred, memory=memory, granularity=granularity)
         pred.close()
@@ -118,7 +145,7 @@ def run_variant(variant: str, document: Document, heads, ref, zoom: float) -> di
     seconds = time.perf_counter() - t0
     levels = [h.level for h in res.headings]
     images = [len(r.image_sizes) for r in reqs]
-    tokens = [_tokens_z1(r, zoom) for r in reqs]
+    tokens = [_tokens_z1(r, document.page_sizes) for r in reqs]
     chars = [sum(len(t) for t in r.texts) for r in reqs]
     out = {
         "variant": variant,
@@ -130,6 +157,7 @@ def run_variant(variant: str, document: Document, heads, ref, zoom: float) -> di
         "prompt_chars_max": max(chars) if chars else 0,
         "prompt_tokens_z1_total": sum(tokens),
         "prompt_tokens_z1_max": max(tokens) if tokens else 0,
+        "prompt_tokens_z1_mean": round(statistics.fmean(tokens)) if tokens else 0,
         "request_bytes_total": sum(r.request_bytes for r in reqs),
         "request_bytes_max": max((r.request_bytes for r in reqs), default=0),
         "levels_match_reference": levels == ref,
@@ -140,6 +168,7 @@ def run_variant(variant: str, document: Document, heads, ref, zoom: float) -> di
         "seconds": round(seconds, 1),
         # images per call along the document (for the figure): step index -> images
         "images_by_call": images,
+        "tokens_by_call": tokens,
     }
     if variant.startswith("recent"):
         # the bound of the method: memory images <= depth so far, plus the target pages
@@ -209,33 +238,45 @@ def _figure(results, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.4), squeeze=False)
-    for ax, res in zip(axes[0], results):
-        for r in res["runs"]:
-            if r["variant"] in ("whole-document", "recent@zoom1"):
-                continue
-            ys = r["images_by_call"]
-            xs = [i / max(1, len(ys) - 1) for i in range(len(ys))]
-            ax.plot(xs, ys, label=r["variant"], lw=1)
-        ax.set_title(f"{res['doc']['doc']} ({res['doc']['pages']} p., depth {res['doc']['depth']})", fontsize=8)
-        ax.set_xlabel("position in the document (share of calls)", fontsize=8)
-        ax.set_ylabel("images per call", fontsize=8)
-        ax.set_yscale("log")
-        ax.legend(fontsize=7)
+    n = len(results)
+    fig, axes = plt.subplots(2, n, figsize=(4.2 * n, 6.4), squeeze=False)
+    for col, res in enumerate(results):
+        d = res["doc"]
+        for row, key, label in ((0, "images_by_call", "images per call"),
+                                (1, "tokens_by_call", "prompt tokens per call (72 dpi)")):
+            ax = axes[row][col]
+            for r in res["runs"]:
+                if r["variant"] == "recent@zoom1":
+                    continue
+                ys = r[key]
+                if r["variant"] == "whole-document":
+                    if row == 1:
+                        ax.plot([1.0], ys, "k*", ms=9, label="whole-document (1 call)")
+                    continue
+                xs = [i / max(1, len(ys) - 1) for i in range(len(ys))]
+                ax.plot(xs, ys, label=r["variant"], lw=1)
+            ax.set_yscale("log")
+            ax.set_ylabel(label, fontsize=8)
+            if row == 0:
+                ax.set_title(f"{d['doc']} ({d['pages']} p., {d['located']} headings, depth {d['depth']})",
+                             fontsize=8)
+            else:
+                ax.set_xlabel("position in the document (share of calls)", fontsize=8)
+            ax.legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
 
 
 def _print_tables(results) -> None:
     print("| document | pages | headings | depth | variant | calls | images max | images mean | images total "
-          "| prompt tokens @72dpi total | max per call | request MB total |")
-    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| prompt tokens @72dpi total | mean per call | max per call | request MB total (at the run's zoom) |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for res in results:
         d = res["doc"]
         for r in res["runs"]:
             print(f"| {d['doc']} | {d['pages']} | {d['located']} | {d['depth']} | {r['variant']} | {r['calls']} "
                   f"| {r['images_per_call_max']} | {r['images_per_call_mean']:.2f} | {r['images_total']} "
-                  f"| {r['prompt_tokens_z1_total']:,} | {r['prompt_tokens_z1_max']:,} "
+                  f"| {r['prompt_tokens_z1_total']:,} | {r['prompt_tokens_z1_mean']:,} | {r['prompt_tokens_z1_max']:,} "
                   f"| {r['request_bytes_total'] / 1e6:.1f} |")
 
 
