@@ -81,7 +81,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scopes", default="doc,collection")
     ap.add_argument("--ablation", action="store_true")
     ap.add_argument("--graded", action="store_true", help="also score a ranker trained with evidence-graded labels")
-    ap.add_argument("--trees", type=int, default=300)
+    ap.add_argument("--trees", type=int, default=100)
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "retrieval.json"))
     args = ap.parse_args(argv)
 

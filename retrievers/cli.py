@@ -233,7 +233,7 @@ def register_train_ranker(subparsers: Any) -> None:
     p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
     p.add_argument("--graded", action="store_true", help="grade chunks that hold evidence text above other chunks of a relevant page")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("--trees", type=int, default=300, help="boosting rounds (default: 300)")
+    p.add_argument("--trees", type=int, default=100, help="boosting rounds (default: 100)")
     _progress_flags(p)
     p.set_defaults(func=_cmd_train_ranker)
 
@@ -255,7 +255,7 @@ def resolve_features(spec: str, corpus) -> tuple[str, ...]:
 
 
 def train_from_queries(index, queries_path: str, *, features: str = "all", scope: str = "doc", candidates: int = 100,
-                       graded: bool = False, seed: int = 0, trees: int = 300, progress: bool | None = None):
+                       graded: bool = False, seed: int = 0, trees: int = 100, progress: bool | None = None):
     """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
     import numpy as np
 

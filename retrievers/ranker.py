@@ -55,7 +55,7 @@ class LambdaRanker:
         self,
         features: Sequence[str],
         *,
-        n_estimators: int = 300,
+        n_estimators: int = 100,
         learning_rate: float = 0.05,
         num_leaves: int = 15,
         min_child_samples: int = 10,
