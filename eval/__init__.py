@@ -1,1 +1,59 @@
-"""Evaluation: tree metrics, retrieval metrics, benchmarks and their reports."""
+"""Evaluation: tree metrics, retrieval metrics, benchmarks and their reports.
+
+>>> from eval import score_document, evaluate, load_outline
+>>> s = score_document(predicted, load_outline("report.toc.json"))     # doctest: +SKIP
+>>> s.teds, s.path_accuracy                                             # doctest: +SKIP
+>>> evaluate({"q1": [59, 12, 60]}, {"q1": [59]}).mean["map"]            # doctest: +SKIP
+
+Modules: :mod:`eval.trees` (TED / STEDS, parent & path accuracy, heading
+P/R/F1, Markdown HeadingTEDS, loaders), :mod:`eval.retrieval_metrics` (mAP,
+MRR, nDCG, recall@k any/all-hit, page and passage units),
+:mod:`eval.references` (reference sets from outline-bearing PDFs),
+:mod:`eval.runners` (headings / retrieval / speed side by side),
+:mod:`eval.report` (the whole report), CLI ``structrag eval ...``.
+"""
+
+from __future__ import annotations
+
+from .retrieval_metrics import RetrievalScores, evaluate, pages_from_hits, passages_from_hits
+from .trees import (
+    DocumentScores,
+    Outline,
+    TreeScores,
+    align,
+    as_outline,
+    heading_prf,
+    heading_teds,
+    load_outline,
+    outline_from_markdown,
+    outline_from_parent_links,
+    parent_accuracy,
+    path_accuracy,
+    score_corpus,
+    score_document,
+    ted,
+    teds,
+)
+
+__all__ = [
+    "Outline",
+    "as_outline",
+    "load_outline",
+    "outline_from_markdown",
+    "outline_from_parent_links",
+    "ted",
+    "teds",
+    "heading_teds",
+    "align",
+    "heading_prf",
+    "parent_accuracy",
+    "path_accuracy",
+    "score_document",
+    "score_corpus",
+    "DocumentScores",
+    "TreeScores",
+    "evaluate",
+    "RetrievalScores",
+    "pages_from_hits",
+    "passages_from_hits",
+]

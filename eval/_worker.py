@@ -21,6 +21,18 @@ import warnings
 
 
 def _rss_mb() -> float:
+    """Peak resident set size of this process in MiB.
+
+    VmHWM belongs to the address space, which exec replaces; ru_maxrss on Linux
+    survives exec and would report the parent's peak (the forked copy).
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     # ru_maxrss is in KiB on Linux (bytes on macOS)
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return r / (1024 * 1024) if sys.platform == "darwin" else r / 1024

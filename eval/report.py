@@ -66,24 +66,42 @@ def default_data_dir() -> Path:
     raise ConfigError("no data folder found", hint="pass it: structrag eval report /path/to/shared/data")
 
 
-def _index_for(pdf_dir: Path, cache: Path | None, progress: bool | None) -> Path:
+def offline_predictor() -> str:
+    """``learned`` when its model file is there, else ``rules`` (recorded in the report)."""
+    from structrag.errors import StructragError
+    from structrag.levels import make_predictor
+
+    try:
+        make_predictor("learned")
+        return "learned"
+    except StructragError:
+        return "rules"
+
+
+def _index_for(pdf_dir: Path, cache: Path | None, progress: bool | None, predictor: str) -> Path:
     """An index of every PDF in ``pdf_dir``, built once and cached by the files' names and sizes and the code."""
     from retrievers.index import Index
-
-    from .provenance import git_state
 
     files = sorted(pdf_dir.glob("*.pdf"))
     if not files:
         raise ConfigError("no PDFs to index", path=pdf_dir)
+    repo = Path(__file__).resolve().parents[1]
+    code = hashlib.sha1()  # any change to the parsing / indexing code rebuilds the index
+    for src in sorted(list((repo / "structrag").rglob("*.py")) + list((repo / "retrievers").rglob("*.py"))):
+        code.update(src.read_bytes())
     key = hashlib.sha1(json.dumps([[f.name, f.stat().st_size] for f in files] +
-                                  [git_state().get("commit")]).encode()).hexdigest()[:12]
+                                  [code.hexdigest(), predictor]).encode()).hexdigest()[:12]
     root = (cache or Path(os.environ.get("TMPDIR", "/tmp"))) / f"eval-index-{pdf_dir.parent.name}-{key}"
     ok = root / "EVAL_COMPLETE"
     if not ok.exists():
-        idx = Index.build(files, root, dense="auto", workers=1, progress=progress)
+        idx = Index.build(files, root, dense="auto", workers=1, progress=progress,
+                          parse_options={"predictor": predictor})
         failed = idx.last_report.failed if idx.last_report else []
         idx.close()
-        ok.write_text(json.dumps({"failed": failed}), encoding="utf-8")
+        if failed:  # not marked complete: the next run retries the failed files
+            raise ConfigError(f"{len(failed)} PDF(s) could not be indexed, e.g. {failed[0][0]}: {failed[0][1]}",
+                              path=root)
+        ok.write_text(json.dumps({"predictor": predictor}), encoding="utf-8")
     return root
 
 
@@ -114,6 +132,8 @@ def run_report(
     timings: dict[str, float] = {}
     doc_ids = list(QUICK_HEADING_DOCS) if quick else None
     refs = None
+    predictor = offline_predictor()
+    summary["offline_predictor"] = predictor
 
     if "references" in parts or "levels" in parts or "end-to-end" in parts:
         t0 = time.perf_counter()
@@ -150,7 +170,7 @@ def run_report(
         for name in sets:
             qfile = data_dir / name / "queries.jsonl"
             idx = Path(index_dir) if (index_dir and name == "retrieval") else _index_for(data_dir / name / "pdfs",
-                                                                                         cache, progress)
+                                                                                         cache, progress, predictor)
             rep = run_retrieval(qfile, idx, progress=progress, command=prov["command"])
             rep.write(out / f"retrieval-{name}")
             sections.append(rep.to_markdown().replace("## Retrieval", f"## Retrieval: {name}/", 1) +
@@ -165,14 +185,15 @@ def run_report(
         pdfs = [data_dir / p for p in (QUICK_SPEED_PDFS if quick else FULL_SPEED_PDFS)]
         rep = run_speed(pdfs, methods=("get_text", "pymupdf4llm-legacy", "pymupdf4llm", "structrag-parse",
                                        "structrag-index"),
-                        max_pages=20 if quick else 40, progress=progress, command=prov["command"])
+                        max_pages=20 if quick else 40, predictor=predictor, progress=progress,
+                        command=prov["command"])
         rep.write(out / "speed")
         sections.append(rep.to_markdown().replace("## Speed", f"## Speed, first {rep.options['max_pages']} pages", 1)
                         + "\n![pages/s](speed/speed_pages_per_s.png)\n")
         summary["parts"]["speed"] = rep.summary()
         if not quick:
-            big = run_speed([data_dir / BIG_PDF], methods=("get_text", "structrag-index"), progress=progress,
-                            command=prov["command"])
+            big = run_speed([data_dir / BIG_PDF], methods=("get_text", "structrag-index"), predictor=predictor,
+                            progress=progress, command=prov["command"])
             big.write(out / "speed-full-document")
             sections.append(big.to_markdown().replace("## Speed", "## Speed and peak memory, whole TikZ manual", 1))
             summary["parts"]["speed-full-document"] = big.summary()
@@ -189,7 +210,9 @@ def run_report(
         f"Data: `{data_dir}`; parts: {', '.join(parts)}; wall time: "
         + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()),
         "",
-        "Metric definitions: `eval/trees.py` and `eval/retrieval_metrics.py` docstrings.",
+        "Metric definitions: `eval/trees.py` and `eval/retrieval_metrics.py` docstrings. "
+        f"Offline level predictor for indexing and speed: `{predictor}`"
+        + ("" if predictor == "learned" else " (the learned model file is not installed)") + ".",
         "",
     ]
     md = "\n".join(head) + "\n" + "\n".join(sections)

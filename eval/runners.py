@@ -485,6 +485,9 @@ class RetrievalReport:
                                          f"{d.get('recall_any@5', float('nan')):.3f} | "
                                          f"{d.get('recall_all@5', float('nan')):.3f} |")
             lines.append("")
+        if self.options.get("ranker_model"):
+            lines.append(f"`ranker` model: `{self.options['ranker_model']}` -- if it was trained on these queries, "
+                         "its figures are in-sample (eval/bench_retrieval.py reports leave-one-company-out ones).")
         if self.skipped_modes:
             lines.append("Not run: " + "; ".join(f"`{k}` ({v})" for k, v in self.skipped_modes.items()) + ".")
         if self.missing_docs:
@@ -513,10 +516,25 @@ def _mode_available(index: Any, mode: str) -> str | None:
         return "the index was built without dense vectors"
     if mode == "ranker":
         try:
-            index.ranker()
+            r = index.ranker  # a property on retrievers.Index
+            if callable(r):
+                r()
         except StructragError as exc:
             return str(exc)
     return None
+
+
+def _ranker_source(index: Any) -> str | None:
+    """Which ranker model the ``ranker`` mode uses: the index's own file or the shipped default."""
+    path = getattr(index, "path", None)
+    if path is not None and (Path(path) / "ranker.txt").exists():
+        return str(Path(path) / "ranker.txt")
+    try:
+        from retrievers.ranker import default_model_path
+
+        return str(default_model_path(bool(getattr(index, "has_dense", False))))
+    except ImportError:  # pragma: no cover
+        return None
 
 
 def run_retrieval(
@@ -562,6 +580,7 @@ def run_retrieval(
                 raise ConfigError(f"unknown mode {m!r}; known: {list(MODES)}")
             why = _mode_available(index, m)
             (skipped.__setitem__(m, why) if why else active.append(m))
+        ranker_model = _ranker_source(index) if "ranker" in active else None
         names = {d.name for d in index.documents()}
         missing = sorted({q.get("doc") for q in qs if q.get("doc") and q.get("doc") not in names})
         runs: dict[str, dict[str, dict[str, list]]] = {lv: {m: {} for m in active} for lv in levels}
@@ -613,7 +632,8 @@ def run_retrieval(
         modes=active, levels=list(scores), scores=scores, by_source=by_source, ks=list(ks), n_queries=len(qs),
         missing_docs=[str(d) for d in missing], skipped_modes=skipped, ms_per_query=ms,
         provenance=provenance(command),
-        options={"depth": depth, "scope": scope, "passage_threshold": passage_threshold},
+        options={"depth": depth, "scope": scope, "passage_threshold": passage_threshold,
+                 "ranker_model": ranker_model},
     )
 
 
