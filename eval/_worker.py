@@ -19,6 +19,11 @@ import tempfile
 import time
 import warnings
 
+# Run as a file (so that the eval package's imports stay out of the baseline): keep eval/'s own
+# modules (trees.py, report.py, ...) from shadowing top-level names.
+if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
+
 
 def _rss_mb() -> float:
     """Peak resident set size of this process in MiB.

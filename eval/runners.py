@@ -87,7 +87,8 @@ def _worker_env(single_core: bool = True) -> dict[str, str]:
 
 
 def _run_worker(args: list[str], *, timeout: float | None = None) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "eval._worker", *args]
+    # the file, not ``-m eval._worker``: importing the eval package would add its imports to every baseline
+    cmd = [sys.executable, str(Path(__file__).with_name("_worker.py")), *args]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_worker_env())
     except subprocess.TimeoutExpired:
@@ -659,7 +660,8 @@ class SpeedReport:
             cpu = sum(r["cpu_s"] for r in rs)
             out[m] = {"pages": pages, "wall_s": wall, "cpu_s": cpu, "pages_per_s": pages / wall if wall else 0.0,
                       "pages_per_cpu_s": pages / cpu if cpu else 0.0,
-                      "peak_rss_mb": max(r["peak_rss_mb"] for r in rs), "documents": len(rs)}
+                      "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
+                      "baseline_rss_mb": max(r.get("baseline_rss_mb", 0.0) for r in rs), "documents": len(rs)}
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -675,12 +677,12 @@ class SpeedReport:
             f"`{p['command']}` at commit `{p['commit']}`{' (dirty tree)' if p.get('dirty') else ''}, {p['time']}, "
             f"{p['machine']}. Load average at start: {self.options.get('loadavg')}.",
             "",
-            "| method | documents | pages | wall s | pages/s | pages/CPU-s | peak RSS MB |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "| method | documents | pages | wall s | pages/s | pages/CPU-s | peak RSS MB | RSS after imports MB |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for m, d in s.items():
             lines.append(f"| {m} | {d['documents']} | {d['pages']} | {d['wall_s']:.1f} | {d['pages_per_s']:.1f} | "
-                         f"{d['pages_per_cpu_s']:.1f} | {d['peak_rss_mb']:.0f} |")
+                         f"{d['pages_per_cpu_s']:.1f} | {d['peak_rss_mb']:.0f} | {d['baseline_rss_mb']:.0f} |")
         ratios = []
         if "structrag-index" in s:
             idx = s["structrag-index"]["pages_per_s"]
