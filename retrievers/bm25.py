@@ -142,7 +142,14 @@ class SparseBM25:
         ids = self.term_ids(query_tokens)
         if self._bm is None or ids.size == 0:
             return np.zeros(self.n_docs_, dtype=np.float32)
-        return self._bm.get_scores_from_ids(ids.tolist())
+        # one bincount over the query terms' postings of bm25s' CSC matrix: the same sums as
+        # bm25s' get_scores (np.add.at per term), ~10x faster on long postings
+        sc = self._bm.scores
+        indptr, indices, data = sc["indptr"], sc["indices"], sc["data"]
+        spans = [(int(indptr[i]), int(indptr[i + 1])) for i in ids]
+        rows = np.concatenate([indices[a:b] for a, b in spans])
+        weights = np.concatenate([data[a:b] for a, b in spans])
+        return np.bincount(rows, weights=weights, minlength=self.n_docs_).astype(np.float32)
 
     def top_k(self, query_tokens: Sequence[str], k: int = 10, rows: np.ndarray | None = None) -> TopK:
         """Best ``k`` rows (optionally among ``rows``), best first."""

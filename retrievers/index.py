@@ -800,4 +800,4 @@ class Index:
 
 def _exact_below() -> int:
     """Collections smaller than this are searched exactly (env override for tests and benchmarks)."""
-    return int(os.environ.get("STRUCTRAG_EXACT_BELOW", "50000"))
+    return int(os.environ.get("STRUCTRAG_EXACT_BELOW", "20000"))
