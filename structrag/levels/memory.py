@@ -216,8 +216,8 @@ class BranchesMemory(MemoryStrategy):
             while j is not None and j not in seen:
                 chain.append(j)
                 j = state.parents[j]
-            # the branch's deepest part (nearest the leaf) is the most specific context
-            for c in reversed(chain):
+            # the branch's deepest part (nearest the leaf, the most recent) goes in first
+            for c in chain:
                 if len(taken) >= self.window:
                     break
                 taken.append(c)

@@ -33,6 +33,22 @@ def font_family(font: str) -> str:
     return f.strip("-, ")
 
 
+_WORD_NUM = re.compile(r"^([A-Z][A-Za-z]{2,14})\s+(\d{1,2}(?:\.\d{1,3}){0,4})(?:[.:)]|\s|$)")
+_NOT_LABELS = {"The", "In", "On", "At", "For", "Our", "From", "To", "By", "Of", "And", "With", "Since", "Over",
+               "Fiscal", "Year", "Years", "Fy", "Q", "Quarter", "Page", "Table", "Figure", "Exhibit", "Form"}
+
+
+def _word_number(text: str) -> Numbering | None:
+    """A number after a label word ("Strategy 1.1.1", "Goal 2", "Objective 3.2"), the scheme ``word-decimal``."""
+    m = _WORD_NUM.match(text.strip())
+    if not m or m.group(1) in _NOT_LABELS:
+        return None
+    vals = tuple(int(x) for x in m.group(2).split("."))
+    if vals[0] > 99:
+        return None
+    return Numbering(scheme="word-decimal", values=vals, label=m.group(0).strip())
+
+
 def _caps(text: str) -> bool:
     letters = [c for c in text if c.isalpha()]
     return len(letters) >= 2 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
@@ -95,6 +111,8 @@ def describe(document: Document | None, headings: Sequence[Heading]) -> list[Hea
             num, _ = parse_numbering(h.text)
         if num is None and printed is not h.text:
             num, _ = parse_numbering(printed)
+        if num is None:
+            num = _word_number(h.text) or (_word_number(printed) if printed is not h.text else None)
         has_style = h.bbox is not None and h.size > 0
         if h.bbox is not None and pw > 0 and ph > 0:
             x0 = h.bbox[0] / pw
@@ -158,6 +176,14 @@ class DocStyles:
         self.n_numbered = sum(1 for h in infos if h.numbering is not None)
         self.share_numbered = self.n_numbered / max(len(infos), 1)
         self.n_headings = len(infos)
+        self.share_caps = sum(1 for h in infos if h.caps) / max(len(infos), 1)
+        # how many earlier headings share each heading's look (a style seen before is an established level)
+        seen: Counter = Counter()
+        self.seen_before: list[int] = []
+        for h in infos:
+            self.seen_before.append(seen[h.key] if h.has_style else 0)
+            if h.has_style:
+                seen[h.key] += 1
 
     def frequency(self, h: HeadingInfo) -> float:
         return self.counts.get(h.key, 0) / self.n

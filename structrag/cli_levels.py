@@ -1,0 +1,192 @@
+"""CLI sub-commands of the level stage: ``levels`` and ``train-levels``.
+
+``structrag levels REFERENCE.json --pdf PDF`` is the level-only entry point
+(DESIGN.md §3): the headings are given, only their levels are predicted.
+``structrag train-levels`` trains the learned predictor's LightGBM model on a
+folder of PDFs with author-made outlines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import ConfigError, ReferenceFormatError
+from .model import Document, Heading
+
+__all__ = ["register", "read_reference_headings", "headings_for_reference"]
+
+
+def register(sub: Any) -> None:
+    """Add ``levels`` and ``train-levels`` to the ``structrag`` sub-parsers."""
+    from .cli import add_level_arguments
+
+    p = sub.add_parser(
+        "levels",
+        help="predict levels for given headings (level-only protocol)",
+        description="Read reference headings [{\"text\", \"page\", \"bbox\"}] (page 1-based, reading order) "
+        "and print [{\"text\", \"page\", \"level\", \"source\", \"confidence\"}]. With --pdf, each heading "
+        "takes its style from the extracted block under its bbox.",
+    )
+    p.add_argument("reference", help="JSON file: a list of {text, page, bbox} (or {\"headings\": [...]})")
+    p.add_argument("--pdf", default=None, help="the PDF the headings are on (recommended: gives their style)")
+    p.add_argument("--password", default=None, help="password of an encrypted PDF")
+    p.add_argument("--output", "-o", default=None, help="write the JSON here instead of stdout")
+    p.add_argument("--model", default=None, help="LightGBM text model for --predictor learned "
+                   "(default: the model shipped with structrag)")
+    if not any(a.dest == "stats" for a in p._actions):
+        p.add_argument("--stats", action="store_true", help="print the driver's accounting on stderr")
+    add_level_arguments(p)
+    p.set_defaults(func=_levels)
+
+    t = sub.add_parser(
+        "train-levels",
+        help="train the learned level predictor",
+        description="Train the LightGBM level model on PDFs with author-made outlines (a folder laid out "
+        "like shared/data/headings: manifest.jsonl, <doc_id>.pdf, <doc_id>.toc.json). Writes the model in "
+        "LightGBM's text format and a JSON metadata file beside it (seed, parameters, data sha1s).",
+    )
+    default_data = os.environ.get("STRUCTRAG_SHARED_DATA")
+    t.add_argument("--data", default=str(Path(default_data) / "headings") if default_data else None,
+                   help="the headings folder (default: $STRUCTRAG_SHARED_DATA/headings)")
+    t.add_argument("--out", default="levels.txt",
+                   help="model file to write (default: ./levels.txt; the shipped model is "
+                   "structrag/levels/models/levels.txt)")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--rounds", type=int, default=None, help="boosting rounds (default: the tuned value)")
+    t.add_argument("--dagger-rounds", type=int, default=None,
+                   help="rounds of training on the model's own states (default: the tuned value)")
+    t.add_argument("--exclude", nargs="*", default=(), metavar="DOC_ID", help="documents to leave out")
+    t.add_argument("--cache", default=None, help="folder to cache extracted documents in")
+    t.set_defaults(func=_train)
+
+
+# ---------------------------------------------------------------------------
+
+
+def read_reference_headings(path: str | os.PathLike[str]) -> list[dict]:
+    """The reference file's heading records, checked; pages stay 1-based here."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReferenceFormatError("file not found", path=p) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReferenceFormatError(f"not a JSON file ({exc})", path=p) from None
+    if isinstance(data, dict) and isinstance(data.get("headings"), list):
+        data = data["headings"]
+    if not isinstance(data, list):
+        raise ReferenceFormatError("expected a JSON list of {text, page, bbox}", path=p)
+    out = []
+    for i, rec in enumerate(data):
+        where = f"heading {i + 1}"
+        if not isinstance(rec, dict) or not isinstance(rec.get("text"), str):
+            raise ReferenceFormatError(f"{where}: needs a \"text\" string", path=p)
+        page = rec.get("page")
+        if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+            raise ReferenceFormatError(f"{where}: \"page\" must be a 1-based integer, got {page!r}", path=p)
+        bbox = rec.get("bbox")
+        if bbox is not None and (not isinstance(bbox, list) or len(bbox) != 4
+                                 or not all(isinstance(v, (int, float)) for v in bbox)):
+            raise ReferenceFormatError(f"{where}: \"bbox\" must be [x0, y0, x1, y1] or null", path=p, page=page)
+        out.append(rec)
+    return out
+
+
+def headings_for_reference(records: Sequence[dict], document: Document | None) -> tuple[Heading, ...]:
+    """Headings for reference records; with a document, each takes the style of the block under its bbox."""
+    from .numbering import parse_numbering
+    from .outline import heading_from_block
+
+    out: list[Heading] = []
+    for i, rec in enumerate(records):
+        page = int(rec["page"]) - 1
+        text = " ".join(rec["text"].split())
+        bbox = tuple(float(v) for v in rec["bbox"]) if rec.get("bbox") is not None else None
+        if document is not None:
+            if page >= document.page_count:
+                raise ReferenceFormatError(
+                    f"heading {i + 1} is on page {page + 1}, but the PDF has {document.page_count} pages",
+                    path=document.path, page=page + 1)
+            blk = document.block_at(page, bbox) if bbox is not None else None
+            if blk is not None:
+                h = heading_from_block(document, blk, blk, text=text, source="reference")
+                out.append(Heading(**{**_fields(h), "bbox": bbox}))
+                continue
+            b = document.first_block_on_or_after(page)
+        else:
+            b = len(out)
+        num, _ = parse_numbering(text)
+        out.append(Heading(
+            text=text, page=page, bbox=bbox, block=b, block_end=b,
+            font=str(rec.get("font", "")), size=float(rec.get("size", 0.0)) if bbox is not None else 0.0,
+            bold=bool(rec.get("bold", False)), italic=bool(rec.get("italic", False)),
+            color=int(rec.get("color", 0)), numbering=num, source="reference",
+        ))
+    return tuple(out)
+
+
+def _fields(h: Heading) -> dict:
+    return {f: getattr(h, f) for f in Heading.__dataclass_fields__}
+
+
+def _levels(args: argparse.Namespace) -> int:
+    from .cli import level_options_from_args
+    from .levels import assign_levels
+
+    records = read_reference_headings(args.reference)
+    document = None
+    if args.pdf:
+        from .extract import extract
+
+        document = extract(args.pdf, password=args.password, progress=False)
+    headings = headings_for_reference(records, document)
+    opts = level_options_from_args(args)
+    if args.model:
+        if opts.get("predictor") != "learned":
+            raise ConfigError("--model is only used with --predictor learned")
+        opts["model_path"] = args.model
+    result = assign_levels(document, headings, **opts)
+    out = [
+        {"text": rec["text"], "page": int(rec["page"]), "level": h.level, "source": h.level_source,
+         "confidence": None if h.confidence is None else round(float(h.confidence), 4)}
+        for rec, h in zip(records, result.headings)
+    ]
+    text = json.dumps(out, ensure_ascii=False, indent=2) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if getattr(args, "stats", False):
+        print(json.dumps(result.stats, indent=2, default=str), file=sys.stderr)
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from .levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, load_reference_docs, train_model
+
+    if not args.data:
+        raise ConfigError("no training data folder", hint="pass --data DIR (shared/data/headings) "
+                          "or set STRUCTRAG_SHARED_DATA")
+    refs = load_reference_docs(args.data, cache_dir=args.cache, progress=None)
+    excluded = set(args.exclude)
+    unknown = excluded - {r.doc_id for r in refs}
+    if unknown:
+        raise ConfigError("unknown doc_id(s) in --exclude: " + ", ".join(sorted(unknown)))
+    refs = [r for r in refs if r.doc_id not in excluded]
+    rounds = args.rounds if args.rounds is not None else DEFAULT_ROUNDS
+    dagger = args.dagger_rounds if args.dagger_rounds is not None else DEFAULT_DAGGER_ROUNDS
+    booster, meta = train_model(refs, seed=args.seed, rounds=rounds, dagger_rounds=dagger)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    booster.save_model(str(out))
+    meta["command"] = "structrag train-levels " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["train-levels"] \
+        else "structrag train-levels"
+    out.with_suffix(".json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {out} ({meta['rows']} rows from {len(refs)} documents) and {out.with_suffix('.json')}",
+          file=sys.stderr)
+    return 0

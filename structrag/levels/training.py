@@ -1,0 +1,401 @@
+"""Reference headings and training of the learned level model.
+
+Reference headings come from PDFs with an author-made outline (the layout of
+``shared/data/headings``: ``<doc_id>.pdf``, ``<doc_id>.toc.json``,
+``manifest.jsonl``): each outline entry is located on its page with
+:func:`structrag.outline.locate_outline` and takes the style of the printed
+block; an entry that cannot be found keeps its title and page but no bbox or
+style (the level-only protocol still has to place it).
+
+Training is teacher-forced: the memory at each step is built, with the chosen
+strategy, from the reference levels of the headings before it; every
+candidate level of the step is one row, labelled 1 for the reference level.
+It is reproducible: fixed seed, single-threaded deterministic LightGBM, and
+the sha1 of every input file recorded in the metadata JSON next to the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..errors import ConfigError, ReferenceFormatError
+from ..extract import extract
+from ..model import SCHEMA_VERSION, Document, Heading, OutlineEntry
+from ..numbering import parse_numbering
+from ..outline import locate_outline
+from .features import FEATURE_NAMES, View, candidate_rows
+from .memory import TreeState, make_memory
+from .style import DocStyles, describe
+
+__all__ = [
+    "ReferenceDoc",
+    "reference_headings",
+    "load_reference_docs",
+    "training_rows",
+    "train_model",
+    "DEFAULT_PARAMS",
+    "DEFAULT_ROUNDS",
+    "DEFAULT_DAGGER_ROUNDS",
+    "oracle_level",
+    "oracle_rows",
+    "cached_extract",
+]
+
+DEFAULT_PARAMS: dict[str, Any] = {
+    "objective": "binary",
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "min_data_in_leaf": 20,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+    "verbosity": -1,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_row_wise": True,
+}
+DEFAULT_ROUNDS = 300
+DEFAULT_DAGGER_ROUNDS = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceDoc:
+    """One document with its reference headings (levels = outline levels)."""
+
+    doc_id: str
+    group: str
+    document: Document
+    headings: tuple[Heading, ...]
+    pdf_sha1: str
+    toc_sha1: str
+    located: int
+
+
+def _file_sha1(path: Path) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _extractor_fingerprint() -> str:
+    """Changes whenever the extractor's code does, so cached documents go stale with it."""
+    src = Path(sys.modules[extract.__module__].__file__).read_bytes()
+    return hashlib.sha1(src).hexdigest()[:10]
+
+
+def cached_extract(pdf: Path, *, sha1: str | None = None, cache_dir: Path | None = None,
+                   cache_key: str | None = None) -> Document:
+    """:func:`structrag.extract` with an on-disk JSON cache keyed by file, schema and extractor.
+
+    ``cache_key`` replaces the extractor fingerprint (a hash of its source) to
+    pin a snapshot during development while the extractor changes.
+    """
+    if cache_dir is None:
+        return extract(pdf, progress=False)
+    sha1 = sha1 or _file_sha1(pdf)
+    key = cache_key or _extractor_fingerprint()
+    path = Path(cache_dir) / f"doc_{sha1}_{SCHEMA_VERSION}_{key}.json"
+    if path.is_file():
+        try:
+            return Document.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError):
+            pass  # a damaged cache entry is rebuilt
+    doc = extract(pdf, progress=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc.to_dict()), encoding="utf-8")
+    os.replace(tmp, path)
+    return doc
+
+
+def reference_headings(document: Document, entries: Sequence[OutlineEntry]) -> tuple[Heading, ...]:
+    """Outline entries as reference headings in outline order, levels from the outline.
+
+    Located entries carry the printed block's bbox and style; the others only
+    their title and page (``bbox=None``, no style).
+    """
+    out: list[Heading] = []
+    for le in locate_outline(document, entries, source="reference"):
+        if le.heading is not None:
+            out.append(replace(le.heading, level=le.entry.level, level_source="reference", confidence=1.0))
+            continue
+        e = le.entry
+        page = min(max(e.page, 0), document.page_count - 1)
+        b = document.first_block_on_or_after(page)
+        num, _ = parse_numbering(e.title)
+        out.append(Heading(text=e.title, page=page, bbox=None, block=b, block_end=b, numbering=num,
+                           source="reference", level=e.level, level_source="reference", confidence=1.0))
+    return tuple(out)
+
+
+def _read_toc(path: Path) -> list[OutlineEntry]:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        return [OutlineEntry(level=int(lv), title=str(t), page=int(p) - 1) for lv, t, p in d["toc"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ReferenceFormatError(f"not an outline file ({exc})", path=path,
+                                   hint='expected {"toc": [[level, title, page], ...]}') from None
+
+
+def load_reference_docs(
+    data_dir: str | os.PathLike[str],
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    doc_ids: Iterable[str] | None = None,
+    progress: bool | None = None,
+    cache_key: str | None = None,
+) -> list[ReferenceDoc]:
+    """Every document of a headings folder (``manifest.jsonl`` order), with reference headings."""
+    d = Path(data_dir)
+    manifest = d / "manifest.jsonl"
+    if not manifest.is_file():
+        raise ConfigError("no manifest.jsonl in the headings folder", path=d,
+                          hint="point at shared/data/headings (or a folder laid out like it)")
+    rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+    wanted = set(doc_ids) if doc_ids is not None else None
+    if wanted is not None:
+        missing = wanted - {r["doc_id"] for r in rows}
+        if missing:
+            raise ConfigError("unknown doc_id(s): " + ", ".join(sorted(missing)), path=manifest)
+        rows = [r for r in rows if r["doc_id"] in wanted]
+    from tqdm.auto import tqdm
+
+    enabled = sys.stderr.isatty() if progress is None else progress
+    out = []
+    for r in tqdm(rows, desc="reference docs", disable=not enabled, leave=False, file=sys.stderr):
+        pdf = d / f"{r['doc_id']}.pdf"
+        toc = d / f"{r['doc_id']}.toc.json"
+        sha1 = _file_sha1(pdf)
+        if r.get("sha1") and r["sha1"] != sha1:
+            raise ReferenceFormatError(f"sha1 {sha1} does not match the manifest's {r['sha1']}", path=pdf,
+                                       hint="this is not the file the outline was made for")
+        doc = cached_extract(pdf, sha1=sha1, cache_dir=Path(cache_dir) if cache_dir is not None else None,
+                             cache_key=cache_key)
+        hs = reference_headings(doc, _read_toc(toc))
+        out.append(ReferenceDoc(doc_id=r["doc_id"], group=r.get("group", ""), document=doc, headings=hs,
+                                pdf_sha1=sha1, toc_sha1=_file_sha1(toc),
+                                located=sum(1 for h in hs if h.bbox is not None)))
+    return out
+
+
+def training_rows(ref: ReferenceDoc, memory: str = "recent", seed: int = 0):
+    """(rows, labels, group sizes) for one document, teacher-forced with ``memory``."""
+    hs = ref.headings
+    infos = describe(ref.document, hs)
+    styles = DocStyles(infos, ref.document)
+    state = TreeState(hs)
+    strategy = make_memory(memory, seed=seed)
+    rows: list[list[float]] = []
+    labels: list[int] = []
+    groups: list[int] = []
+    for i, h in enumerate(hs):
+        lv = int(h.level)  # type: ignore[arg-type]
+        if i > 0:
+            view = View(strategy.build(state, i))
+            cand = candidate_rows(infos[i], view, infos, styles)
+            rows.extend(cand)
+            labels.extend(int(k == lv) for k in range(1, len(cand) + 1))
+            groups.append(len(cand))
+        state.push(lv)
+    return rows, labels, groups
+
+
+def _true_parents(levels: Sequence[int]) -> list[int | None]:
+    stack: list[int] = []
+    out: list[int | None] = []
+    for i, lv in enumerate(levels):
+        while stack and levels[stack[-1]] >= lv:
+            stack.pop()
+        out.append(stack[-1] if stack else None)
+        stack.append(i)
+    return out
+
+
+def oracle_level(branch: Sequence[int], i: int, true_parent: Sequence[int | None],
+                 prev_sibling: Sequence[int | None]) -> int | None:
+    """The best level for heading ``i`` given a possibly wrong tree so far (HELD-style oracle).
+
+    ``branch`` is the predicted rightmost branch (indices at levels 1..p).  The
+    best slot puts ``i`` under its reference parent if that is on the branch;
+    else after its reference previous sibling if that is on the branch; else
+    under its deepest reference ancestor on the branch (level 1 if none).
+    """
+    pos = {h: k + 1 for k, h in enumerate(branch)}
+    q = true_parent[i]
+    if q is None:
+        return 1
+    if q in pos:
+        return pos[q] + 1
+    s = prev_sibling[i]
+    if s is not None and s in pos:
+        return pos[s]
+    a = true_parent[q]
+    while a is not None:
+        if a in pos:
+            return pos[a] + 1
+        a = true_parent[a]
+    return None
+
+
+def oracle_rows(ref: ReferenceDoc, predicted: Sequence[int], memory: str = "recent", seed: int = 0):
+    """(rows, labels, group sizes) on the states a predictor really reached.
+
+    The memory at each step is built from the ``predicted`` levels (what the
+    model saw when it ran free); the label is :func:`oracle_level`.  Training
+    on these (DAgger) teaches the model to recover after its own mistakes.
+    """
+    hs = ref.headings
+    true = [int(h.level) for h in hs]  # type: ignore[arg-type]
+    tp = _true_parents(true)
+    last_child: dict[int | None, int] = {}
+    ps: list[int | None] = []
+    for i, q in enumerate(tp):
+        ps.append(last_child.get(q))
+        last_child[q] = i
+    infos = describe(ref.document, hs)
+    styles = DocStyles(infos, ref.document)
+    state = TreeState(hs)
+    strategy = make_memory(memory, seed=seed)
+    rows: list[list[float]] = []
+    labels: list[int] = []
+    groups: list[int] = []
+    for i, lv in enumerate(predicted):
+        if i > 0:
+            want = oracle_level(state.branch, i, tp, ps)
+            if want is not None:
+                view = View(strategy.build(state, i))
+                cand = candidate_rows(infos[i], view, infos, styles)
+                rows.extend(cand)
+                labels.extend(int(k == want) for k in range(1, len(cand) + 1))
+                groups.append(len(cand))
+        state.push(int(lv))
+    return rows, labels, groups
+
+
+def _fit(X, y, w, params: dict, rounds: int, seed: int):
+    import lightgbm as lgb
+    import numpy as np
+
+    p = dict(DEFAULT_PARAMS)
+    p.update(params or {})
+    p["seed"] = seed
+    ds = lgb.Dataset(np.asarray(X, dtype=np.float64), label=np.asarray(y), weight=np.asarray(w),
+                     feature_name=list(FEATURE_NAMES), free_raw_data=True)
+    return lgb.train(p, ds, num_boost_round=rounds), p
+
+
+def _doc_weights(n_rows: int, n_steps: int, doc_weighting: str) -> list[float]:
+    if doc_weighting == "sqrt":
+        return [1.0 / max(n_steps, 1) ** 0.5] * n_rows
+    if doc_weighting == "none":
+        return [1.0] * n_rows
+    raise ConfigError(f"unknown doc_weighting {doc_weighting!r}", hint='use "sqrt" or "none"')
+
+
+def _free_run(booster, ref: ReferenceDoc, memory: str, seed: int) -> list[int]:
+    from .driver import assign_levels
+    from .learned import LearnedPredictor
+
+    out = assign_levels(ref.document, ref.headings, predictor=LearnedPredictor(booster=booster), memory=memory,
+                        seed=seed, progress=False)
+    return [int(h.level) for h in out.headings]  # type: ignore[arg-type]
+
+
+def train_model(
+    refs: Sequence[ReferenceDoc],
+    *,
+    seed: int = 0,
+    params: dict | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    memory: str = "recent",
+    doc_weighting: str = "sqrt",
+    dagger_rounds: int = DEFAULT_DAGGER_ROUNDS,
+    dagger_folds: int = 4,
+    rows_cache: dict | None = None,
+):
+    """A LightGBM Booster trained on ``refs``; returns (booster, metadata dict).
+
+    Rows are teacher-forced (:func:`training_rows`), plus, for each of
+    ``dagger_rounds`` rounds, the states that models trained on the other
+    ``dagger_folds``-1 folds of the documents really reach when they run free
+    on a document, labelled by :func:`oracle_level` (DAgger with
+    cross-fitting: a model never runs on a document it was trained on, so the
+    mistakes it learns to recover from are realistic).
+
+    ``doc_weighting``: ``"sqrt"`` weighs each document's rows so a document
+    counts with the square root of its number of headings (a 1,200-heading
+    manual does not drown ten business reports); ``"none"`` weighs rows equally.
+    ``rows_cache`` (a dict) keeps the teacher-forced rows between calls, for
+    leave-one-out loops.
+    """
+    import lightgbm as lgb
+
+    if not refs:
+        raise ConfigError("no reference documents to train on")
+    tf: list[tuple[list, list, list]] = []
+    for ref in refs:
+        key = (ref.doc_id, ref.pdf_sha1, memory, seed)
+        if rows_cache is not None and key in rows_cache:
+            rows, labels, groups = rows_cache[key]
+        else:
+            rows, labels, groups = training_rows(ref, memory=memory, seed=seed)
+            if rows_cache is not None:
+                rows_cache[key] = (rows, labels, groups)
+        tf.append((rows, labels, _doc_weights(len(rows), len(groups), doc_weighting)))
+    extra: list[tuple[list, list, list]] = [([], [], []) for _ in refs]
+
+    def assemble(idx: Iterable[int]):
+        X: list = []
+        y: list = []
+        w: list = []
+        for i in idx:
+            for part in (tf[i], extra[i]):
+                X.extend(part[0])
+                y.extend(part[1])
+                w.extend(part[2])
+        return X, y, w
+
+    folds = max(2, min(int(dagger_folds), len(refs))) if dagger_rounds > 0 and len(refs) > 1 else 0
+    for r in range(dagger_rounds if folds else 0):
+        new_extra = [([], [], []) for _ in refs]
+        for f in range(folds):
+            held = [i for i in range(len(refs)) if i % folds == f]
+            train_idx = [i for i in range(len(refs)) if i % folds != f]
+            booster, _ = _fit(*assemble(train_idx), params or {}, rounds, seed + 1 + r)
+            for i in held:
+                pred = _free_run(booster, refs[i], memory, seed)
+                rows, labels, groups = oracle_rows(refs[i], pred, memory=memory, seed=seed)
+                new_extra[i] = (extra[i][0] + rows, extra[i][1] + labels,
+                                extra[i][2] + _doc_weights(len(rows), len(groups), doc_weighting))
+        extra = new_extra
+    X, y, w = assemble(range(len(refs)))
+    booster, p = _fit(X, y, w, params or {}, rounds, seed)
+    meta = {
+        "format": "structrag-levels-model/1",
+        "features": list(FEATURE_NAMES),
+        "params": p,
+        "rounds": rounds,
+        "memory": memory,
+        "doc_weighting": doc_weighting,
+        "dagger_rounds": dagger_rounds,
+        "dagger_folds": folds,
+        "seed": seed,
+        "rows": len(y),
+        "positives": int(sum(y)),
+        "lightgbm": lgb.__version__,
+        "documents": [
+            {"doc_id": r.doc_id, "group": r.group, "pdf_sha1": r.pdf_sha1, "toc_sha1": r.toc_sha1,
+             "headings": len(r.headings), "located": r.located}
+            for r in refs
+        ],
+    }
+    return booster, meta
