@@ -70,6 +70,13 @@ DENSE_FEATURES: tuple[str, ...] = ("dense", "dense_path", "dense_rel")
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 
 
+def _mask(n: int, rows: np.ndarray) -> np.ndarray:
+    """Boolean membership over ``n`` rows (a lookup table beats np.isin by ~10x here)."""
+    m = np.zeros(max(n, 1), dtype=bool)
+    m[rows] = True
+    return m
+
+
 def _distinct(tokens: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(tokens))
 
@@ -160,7 +167,7 @@ def compute_features(
         elif name == "same_word_anc":
             v = np.zeros(m)
             for rows in qs.head_rows_per_term:
-                v += (np.isin(safe, rows) & valid).any(axis=1)
+                v += (_mask(corpus.n_nodes, rows)[safe] & valid).any(axis=1)
         elif name == "pos":
             v = corpus.chunk_sib_index[cand]
         elif name == "pos_ratio":
@@ -198,8 +205,9 @@ def compute_features(
             hits = np.zeros(m)
             if name == "page_coverage":
                 keys = corpus.chunk_page_key[cand]
+                n_pages = int(corpus.chunk_page_key.max()) + 1
                 for rows in per_term:
-                    hits += np.isin(keys, corpus.chunk_page_key[rows])
+                    hits += _mask(n_pages, corpus.chunk_page_key[rows])[keys]
             else:
                 heads = qs.head_rows_per_term if name == "coverage_ctx" else None
                 # a term's chunk rows and heading rows line up only by term: recompute per term
@@ -209,9 +217,9 @@ def compute_features(
                 rows_c = dict(zip([t for t in terms if t in known_c], per_term))
                 rows_h = dict(zip([t for t in terms if t in known_h], qs.head_rows_per_term))
                 for t in terms:
-                    got = np.isin(cand, rows_c[t]) if t in rows_c else np.zeros(m, bool)
+                    got = _mask(corpus.n_chunks, rows_c[t])[cand] if t in rows_c else np.zeros(m, bool)
                     if heads is not None and t in rows_h:
-                        got |= (np.isin(safe, rows_h[t]) & valid).any(axis=1)
+                        got |= (_mask(corpus.n_nodes, rows_h[t])[safe] & valid).any(axis=1)
                     hits += got
             v = hits / max(qs.n_terms, 1)
         elif name == "num_ratio":

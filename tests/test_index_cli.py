@@ -110,6 +110,13 @@ def test_demo_without_the_shared_report(tmp_path, monkeypatch, capsys):
 
 def test_demo_on_the_shared_report(shared_data, tmp_path, capsys):
     """The README's main job: index a real 10-K and answer a question offline."""
+    from pathlib import Path
+
+    import structrag.levels
+
+    # the 10-K has no outline: its headings are levelled by the shipped learned model
+    if not (Path(structrag.levels.__file__).parent / "models" / "levels.txt").exists():
+        pytest.skip("the learned level model is not in this checkout yet (structrag/levels/models/levels.txt)")
     assert main(["demo", "--cache", str(tmp_path), "--no-progress", "--mode", "bm25"]) == 0
     out = capsys.readouterr().out
     assert "3M_2018_10K.pdf: 160 pages" in out and "question:" in out and " 1. 3M_2018_10K.pdf" in out
