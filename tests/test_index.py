@@ -279,3 +279,31 @@ def test_search_arrays_of_an_older_layout_are_rebuilt_and_replaced(pdfs, tmp_pat
     assert json.loads(next((out / "derived").glob("g*/COMPLETE")).read_text())["layout"] != "corpus/0"
     with Index.open(out) as third:
         assert third._store.derived_ok(third._store.generation(), "corpus/2")
+
+
+def test_works_without_the_dense_extra(pdfs, tmp_path):
+    """BM25 and the lexical ranker need neither sentence-transformers nor faiss."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+sys.modules["sentence_transformers"] = None  # as if not installed
+sys.modules["faiss"] = None
+from retrievers.index import Index
+from structrag.errors import ConfigError
+ix = Index.build([{str(pdfs)!r}], {str(tmp_path / 'ix')!r})
+assert ix.dense_model is None, ix.dense_model
+hits = ix.search("capital expenditures in 2024", k=2)          # the shipped lexical ranker
+assert hits[0].section_path[-1] == "Liquidity and Capital Resources", hits
+assert "dense" not in ix.ranker.features
+try:
+    Index.create({str(tmp_path / 'ix2')!r}, dense=True)
+except ConfigError as e:
+    assert "pip install structrag[dense]" in str(e), e
+else:
+    raise AssertionError("dense=True without the extra must fail")
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
