@@ -151,3 +151,28 @@ def test_cli_eval_commands(pdf_folder, tmp_path, capsys):
                                                                              "learned": {"model_path": "m.txt"}}
     with pytest.raises(ConfigError):
         _method_options(["zoom=1"])
+
+
+def test_vlm_method_runs_against_a_real_loopback_server(pdf_folder, monkeypatch):
+    pytest.importorskip("openai")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from openai_server import OpenAIServer, levels_by_title
+
+    truth = {}
+    for name in ("alpha", "beta"):
+        with pymupdf.open(pdf_folder / f"{name}.pdf") as d:
+            truth.update({t: lv for lv, t, _ in d.get_toc()})
+    monkeypatch.delenv("STRUCTRAG_MODEL", raising=False)
+    assert "vlm" not in runners.default_heading_methods("level-only")
+    with OpenAIServer(levels_by_title(truth)) as srv:
+        monkeypatch.setenv("STRUCTRAG_BASE_URL", srv.base_url)
+        monkeypatch.setenv("STRUCTRAG_MODEL", "test-vlm")
+        assert "vlm" in runners.default_heading_methods("level-only")
+        rep = runners.run_headings(pdf_folder, protocol="level-only", methods=["vlm"], cache_dir=None,
+                                   progress=False)
+        assert not rep.errors and rep.methods == ["vlm"]
+        assert rep.scores("vlm").micro_steds == 1.0
+        assert srv.requests  # the answers really came over HTTP
