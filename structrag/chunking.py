@@ -658,7 +658,7 @@ def _section_chunks(
         return []
     budget = max_tokens - overlap
     head_tokens = sum(p.tokens for p in pieces[: first_content or 0])
-    for attempt in range(4):
+    for attempt in range(8):
         fine: list[_Piece] = []
         for idx, p in enumerate(pieces):
             limit = budget
@@ -670,7 +670,7 @@ def _section_chunks(
         out = []
         prev: tuple[int, int] | None = None  # piece range of the previous chunk
         heading_chars_end = blocks[heading_end].start if heading_end < c1 and heading_end > a else None
-        worst = 0
+        new_budget = budget
         for i, j in runs:
             own_s, e = fine[i].start, fine[j - 1].end
             s = own_s
@@ -682,13 +682,17 @@ def _section_chunks(
                     n += cutter.count(s, own_s)
             else:
                 n = cutter.count(s, e)
-            if n > max_tokens and not (j - i == 1 and s == own_s):
-                worst = max(worst, n - max_tokens)
+            # over budget: retry smaller, unless the chunk is one unsplittable token
+            if n > max_tokens and not (j - i == 1 and s == own_s and fine[i].end - fine[i].start <= 1):
+                # a sub-word tokenizer counts joined text higher than its parts: pack again
+                # with a budget this run's estimate no longer fits into
+                estimate = sum(p.tokens for p in fine[i:j])
+                new_budget = min(new_budget, estimate - (n - max_tokens))
             out.append((s, e, own_s, n))
             prev = (i, j)
-        if not worst:
+        if new_budget == budget:
             return out
-        budget = max(1, budget - worst)  # a sub-word tokenizer counted joined text higher
+        budget = max(1, new_budget)
     return out
 
 

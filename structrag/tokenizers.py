@@ -117,14 +117,19 @@ class TiktokenTokenizer:
     """OpenAI BPE token counts via ``tiktoken``, offline through a local cache.
 
     ``encoding`` is a tiktoken encoding name (``cl100k_base``, ``o200k_base``,
-    ...).  ``cache_dir`` overrides where the encoding file is looked up; by
+    ...) or a loaded ``tiktoken.Encoding``.  ``cache_dir`` overrides where the encoding file is looked up; by
     default ``$TIKTOKEN_CACHE_DIR`` if set, else llama-index-core's bundled
     cache (see :func:`bundled_tiktoken_cache`).
     """
 
     additive = False
 
-    def __init__(self, encoding: str = "cl100k_base", *, cache_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, encoding: Any = "cl100k_base", *, cache_dir: str | os.PathLike[str] | None = None) -> None:
+        if not isinstance(encoding, str):  # an already loaded tiktoken Encoding
+            self._enc = encoding
+            self.encoding_name = str(getattr(encoding, "name", "?"))
+            self.name = f"tiktoken:{self.encoding_name}"
+            return
         try:
             import tiktoken
         except ImportError:
@@ -204,6 +209,20 @@ class CallableTokenizer:
         return f"CallableTokenizer({self.name!r})"
 
 
+def _tiktoken_encoding_of(spec: Any) -> Any:
+    """The tiktoken Encoding behind ``spec`` (itself, its bound ``encode``, or a partial of it)."""
+    import functools
+
+    cand = spec
+    if isinstance(cand, functools.partial):
+        cand = cand.func
+    cand = getattr(cand, "__self__", cand)  # a bound method -> its Encoding
+    if type(cand).__module__.startswith("tiktoken") and callable(getattr(cand, "encode", None)) \
+            and callable(getattr(cand, "decode_with_offsets", None)):
+        return cand
+    return None
+
+
 TokenizerSpec = Union[None, str, Tokenizer, Callable[[str], Any]]
 
 _TIKTOKEN_ENCODINGS = ("cl100k_base", "o200k_base", "p50k_base", "r50k_base", "p50k_edit", "gpt2")
@@ -243,9 +262,9 @@ def get_tokenizer(spec: TokenizerSpec = None) -> Tokenizer:
         return tok
     if isinstance(spec, Tokenizer):
         return spec
-    if type(spec).__module__.startswith("tiktoken"):  # an Encoding: never raise on special-token text
-        return CallableTokenizer(lambda t, _e=spec: _e.encode(t, disallowed_special=()),
-                                 name=f"tiktoken:{getattr(spec, 'name', '?')}")
+    enc = _tiktoken_encoding_of(spec)
+    if enc is not None:  # an Encoding, or LlamaIndex's partial(enc.encode, ...): count with offsets
+        return TiktokenTokenizer(enc)
     count = getattr(spec, "count", None)
     if callable(count) and not isinstance(spec, type) and not callable(spec):
         return CallableTokenizer(count, name=str(getattr(spec, "name", type(spec).__name__)))

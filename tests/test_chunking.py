@@ -543,11 +543,15 @@ def test_tokenizers():
         get_tokenizer(3.5)
     with pytest.raises(ConfigError, match="unknown tiktoken encoding"):
         get_tokenizer("tiktoken:nope")
-    import tiktoken
+    # a loaded Encoding, its bound encode, or LlamaIndex's partial(enc.encode, ...) count with offsets
+    import functools
 
-    enc = tiktoken.get_encoding("cl100k_base") if bundled_tiktoken_cache() is None else None
-    if enc is not None:
-        assert get_tokenizer(enc).count("<|endoftext|>") > 1
+    enc = t._enc
+    for spec in (enc, enc.encode, functools.partial(enc.encode, allowed_special="all")):
+        tk = get_tokenizer(spec)
+        assert isinstance(tk, TiktokenTokenizer) and tk.count("<|endoftext|> hi") == t.count("<|endoftext|> hi")
+    assert t.offsets("hello world") == [0, 5]
+    assert bundled_tiktoken_cache() is not None
 
 
 def test_core_does_not_import_llama_index_and_tiktoken_is_offline(tmp_path):
@@ -602,6 +606,9 @@ def test_invariants_real_reports(shared_data, rel, max_tokens):
     assert [c.id for c in again] == [c.id for c in chunks]
     ov = chunk_document(document, tree, max_tokens=max_tokens, overlap=max_tokens // 8)
     check_invariants(document, tree, ov, max_tokens=max_tokens, overlap=max_tokens // 8)
+    # a sub-word tokenizer: its counts of joined text never exceed the budget either
+    tik = chunk_document(document, tree, max_tokens=max_tokens, tokenizer="tiktoken")
+    check_invariants(document, tree, tik, max_tokens=max_tokens, tokenizer="tiktoken")
 
 
 def test_invariants_real_cjk_prospectus(shared_data):
