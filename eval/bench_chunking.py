@@ -403,8 +403,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     # --- part 2: retrieval --------------------------------------------------
     if not args.skip_retrieval:
-        from structrag.tokenizers import get_tokenizer as _gt  # noqa: F401
-
         embed = make_embedding(args.cache, args.max_seq_length)
         wanted = set(args.retrieval_docs) if args.retrieval_docs else set(parsed)
         missing = wanted - set(parsed)

@@ -49,7 +49,7 @@ import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 try:
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -71,9 +71,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "`pip install structrag[llama-index]`"
     ) from exc
 
-from .chunking import Section, chunk_document, sections
+from .chunking import chunk_document, sections
 from .errors import ConfigError, InputError
-from .model import SCHEMA_VERSION, Chunk, Document
+from .model import SCHEMA_VERSION, Document
 from .tokenizers import Tokenizer, get_tokenizer
 from .tree import HeadingTree
 
