@@ -15,25 +15,33 @@ MRR, nDCG, recall@k any/all-hit, page and passage units),
 
 from __future__ import annotations
 
-from .retrieval_metrics import RetrievalScores, evaluate, pages_from_hits, passages_from_hits
-from .trees import (
-    DocumentScores,
-    Outline,
-    TreeScores,
-    align,
-    as_outline,
-    heading_prf,
-    heading_teds,
-    load_outline,
-    outline_from_markdown,
-    outline_from_parent_links,
-    parent_accuracy,
-    path_accuracy,
-    score_corpus,
-    score_document,
-    ted,
-    teds,
-)
+import importlib
+from typing import Any
+
+# Names are imported on first use: the CLI loads this package to register its
+# sub-commands, and should not pay for numpy/numba/lightgbm imports to print --help.
+_LAZY = {
+    "RetrievalScores": "retrieval_metrics",
+    "evaluate": "retrieval_metrics",
+    "pages_from_hits": "retrieval_metrics",
+    "passages_from_hits": "retrieval_metrics",
+    "DocumentScores": "trees",
+    "Outline": "trees",
+    "TreeScores": "trees",
+    "align": "trees",
+    "as_outline": "trees",
+    "heading_prf": "trees",
+    "heading_teds": "trees",
+    "load_outline": "trees",
+    "outline_from_markdown": "trees",
+    "outline_from_parent_links": "trees",
+    "parent_accuracy": "trees",
+    "path_accuracy": "trees",
+    "score_corpus": "trees",
+    "score_document": "trees",
+    "ted": "trees",
+    "teds": "trees",
+}
 
 __all__ = [
     "Outline",
@@ -57,3 +65,16 @@ __all__ = [
     "pages_from_hits",
     "passages_from_hits",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -10,13 +10,36 @@ retrieval is used; the LlamaIndex adapter lives in :mod:`retrievers.llama_index`
 
 from __future__ import annotations
 
-from .bm25 import BM25Params, ReferenceBM25, SparseBM25
-from .corpus import Corpus
-from .features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, compute_features
-from .index import MODES, AddReport, DocInfo, Hit, Index
-from .ranker import LambdaRanker, rrf
-from .tokenization import Tokenizer, tokenize
-from .training import Query, cross_validate, load_queries, make_training_set, train_ranker
+import importlib
+from typing import Any
+
+# Names are imported on first use: the CLI loads this package to register its
+# sub-commands, and should not pay for numpy/numba/lightgbm imports to print --help.
+_LAZY = {
+    "BM25Params": "bm25",
+    "ReferenceBM25": "bm25",
+    "SparseBM25": "bm25",
+    "Corpus": "corpus",
+    "ALL_FEATURES": "features",
+    "DENSE_FEATURES": "features",
+    "HELD_FEATURES": "features",
+    "LEXICAL_FEATURES": "features",
+    "compute_features": "features",
+    "MODES": "index",
+    "AddReport": "index",
+    "DocInfo": "index",
+    "Hit": "index",
+    "Index": "index",
+    "LambdaRanker": "ranker",
+    "rrf": "ranker",
+    "Tokenizer": "tokenization",
+    "tokenize": "tokenization",
+    "Query": "training",
+    "cross_validate": "training",
+    "load_queries": "training",
+    "make_training_set": "training",
+    "train_ranker": "training",
+}
 
 __all__ = [
     "Index",
@@ -43,3 +66,16 @@ __all__ = [
     "train_ranker",
     "cross_validate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

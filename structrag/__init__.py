@@ -7,7 +7,11 @@ hierarchy-aware features.
 
 from __future__ import annotations
 
-from .errors import (
+from . import _pymupdf
+
+_pymupdf.prepare()  # before anything imports pymupdf (see the module)
+
+from .errors import (  # noqa: E402
     BackendError,
     BackendResponseError,
     ConfigError,
