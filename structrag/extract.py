@@ -151,6 +151,7 @@ def _style_of_spans(spans: list[dict]) -> tuple[str, float, bool, bool, int, int
         fb, fi = _font_flags(font)
         return (font, round(s["size"] * 2) / 2, bool(fl & 16) or fb, bool(fl & 2) or fi, s["color"],
                 len(t) - t.count(" "))
+    # vote on the raw span attributes; resolve bold/italic only for the winner
     votes: dict[tuple, int] = {}
     total = 0
     for s in spans:
@@ -159,16 +160,14 @@ def _style_of_spans(spans: list[dict]) -> tuple[str, float, bool, bool, int, int
         if w <= 0:
             continue
         total += w
-        font = s["font"]
-        fl = s["flags"]
-        fb, fi = _font_flags(font)
-        key = (font, round(s["size"] * 2) / 2, bool(fl & 16) or fb, bool(fl & 2) or fi, s["color"])
+        key = (s["font"], s["size"], s["flags"] & 18, s["color"])
         votes[key] = votes.get(key, 0) + w
     if not votes:
         s = spans[0]
         return s["font"], round(s["size"] * 2) / 2, False, False, s["color"], 0
-    key = max(votes.items(), key=lambda kv: kv[1])[0]
-    return (*key, total)  # type: ignore[return-value]
+    font, size, fl, color = max(votes.items(), key=lambda kv: kv[1])[0]
+    fb, fi = _font_flags(font)
+    return font, round(size * 2) / 2, bool(fl & 16) or fb, bool(fl & 2) or fi, color, total
 
 
 def _transform(bbox, mat) -> tuple[float, float, float, float]:
