@@ -60,6 +60,7 @@ def register(sub: Any) -> None:
     t.add_argument("--rounds", type=int, default=None, help="boosting rounds (default: the tuned value)")
     t.add_argument("--dagger-rounds", type=int, default=None,
                    help="rounds of training on the model's own states (default: the tuned value)")
+    t.add_argument("--docs", nargs="*", default=None, metavar="DOC_ID", help="train on these documents only")
     t.add_argument("--exclude", nargs="*", default=(), metavar="DOC_ID", help="documents to leave out")
     t.add_argument("--cache", default=None, help="folder to cache extracted documents in")
     t.set_defaults(func=_train)
@@ -172,7 +173,7 @@ def _train(args: argparse.Namespace) -> int:
     if not args.data:
         raise ConfigError("no training data folder", hint="pass --data DIR (shared/data/headings) "
                           "or set STRUCTRAG_SHARED_DATA")
-    refs = load_reference_docs(args.data, cache_dir=args.cache, progress=None)
+    refs = load_reference_docs(args.data, cache_dir=args.cache, progress=None, doc_ids=args.docs)
     excluded = set(args.exclude)
     unknown = excluded - {r.doc_id for r in refs}
     if unknown:

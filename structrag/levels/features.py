@@ -30,7 +30,7 @@ from typing import Sequence
 
 from ..numbering import continues, opens_child
 from .base import Memory
-from .style import DocStyles, HeadingInfo
+from .style import DocStyles, HeadingInfo, luminance
 
 __all__ = ["View", "FEATURE_NAMES", "candidate_rows", "SCHEMES"]
 
@@ -134,7 +134,9 @@ def _sig(h: HeadingInfo) -> tuple:
 _PAIR = ("exists", "size_diff", "size_ratio", "same_key", "same_bold", "same_italic", "same_caps", "same_color",
          "same_family", "x0_diff", "stronger", "same_sig", "continues", "opens_child", "num_depth_diff",
          "page_gap", "rank_diff", "both_first_on_page", "chars_ratio", "same_centered", "scheme", "scheme_rank",
-         "scheme_rank_diff", "bold", "caps", "size_rank", "num_prefix", "num_same_prefix")
+         "scheme_rank_diff", "bold", "caps", "size_rank", "num_prefix", "num_same_prefix", "freq_log_ratio",
+         "numbered_share_diff", "luminance_diff",
+         "both_unnumbered")
 
 
 def _pair(t: HeadingInfo, x: HeadingInfo | None, styles: DocStyles) -> list[float]:
@@ -156,7 +158,8 @@ def _pair(t: HeadingInfo, x: HeadingInfo | None, styles: DocStyles) -> list[floa
         float(t.family == x.family) if st else NAN,
         t.x0 - x.x0 if t.x0 >= 0 and x.x0 >= 0 else NAN,
         float(_cmp(x, t)) if st else NAN,
-        float(_sig(t) == _sig(x)),
+        # two unnumbered headings share no numbering evidence: that is not "the same scheme"
+        float(_sig(t) == _sig(x)) if tn is not None or xn is not None else NAN,
         float(continues(xn, tn)),
         float(opens_child(xn, tn)),
         float(len(tn.values) - len(xn.values)) if tn is not None and xn is not None and tn.scheme == xn.scheme else NAN,
@@ -173,16 +176,20 @@ def _pair(t: HeadingInfo, x: HeadingInfo | None, styles: DocStyles) -> list[floa
         float(styles.size_rank.get(round(x.size * 2) / 2, -1)) if x.has_style else NAN,
         float(tv[:-1] == xv) if tv is not None and xv is not None else NAN,
         float(len(tv) == len(xv) and tv[:-1] == xv[:-1]) if tv is not None and xv is not None else NAN,
+        math.log((styles.counts.get(t.key, 0) + 1) / (styles.counts.get(x.key, 0) + 1)) if st else NAN,
+        styles.numbered_share.get(t.key, 0.0) - styles.numbered_share.get(x.key, 0.0) if st else NAN,
+        luminance(t.color) - luminance(x.color) if st else NAN,
+        float(tn is None and xn is None),
     ]
 
 
 _TARGET = ("t_size", "t_size_rel_body", "t_size_rank", "t_style_rank", "t_n_styles", "t_style_freq", "t_bold",
            "t_italic", "t_caps", "t_numbered", "t_scheme", "t_num_depth", "t_chars", "t_words", "t_first_on_page",
            "t_y0", "t_x0", "t_centered", "t_has_style", "t_first_of_style", "doc_share_numbered", "doc_log_headings",
-           "prev_level", "depth", "position", "t_scheme_rank", "t_key_seen_before", "t_size_rel_max",
-           "t_all_caps_doc_share")
+           "depth_minus_prev", "position", "t_scheme_rank", "t_key_seen_before", "t_size_rel_max",
+           "t_all_caps_doc_share", "t_key_numbered_share", "t_luminance")
 _PREV = ("prev_same_key", "prev_size_diff", "prev_page_gap", "prev_stronger", "prev_continues", "prev_opens_child")
-_CAND = ("k", "k_minus_prev", "k_is_new", "k_is_one", "n_sib", "n_sib_same_key", "sib_same_key_share",
+_CAND = ("depth_minus_k", "k_minus_prev", "k_is_new", "k_is_one", "n_sib", "n_sib_same_key", "sib_same_key_share",
          "n_sib_same_sig", "best_key_delta", "deepest_key_delta", "cont_delta", "open_delta", "n_anc_weaker",
          "n_anc_same_key", "n_closed_stronger", "fontsize_delta", "prefix_parent")
 
@@ -218,13 +225,14 @@ def _target_row(t: HeadingInfo, view: View, styles: DocStyles, n_total: int) -> 
         float(styles.first_index.get(t.key, -1) == t.index) if st else NAN,
         styles.share_numbered,
         math.log1p(styles.n_headings),
-        float(view.prev),
-        float(view.depth),
+        float(view.depth - view.prev),
         t.index / max(n_total, 1),
         _scheme_rank(t),
         float(styles.seen_before[t.index]) if st else NAN,
         t.size / styles.max_size if st and styles.max_size > 0 else NAN,
         styles.share_caps,
+        styles.numbered_share.get(t.key, 0.0) if st else NAN,
+        luminance(t.color) if st else NAN,
     ]
 
 
@@ -290,15 +298,15 @@ def candidate_rows(
         n_sib = len(sibs)
         sib_key = sum(1 for s in sibs if st and infos[s].has_style and infos[s].key == t.key)
         sig = _sig(t)
-        sib_sig = sum(1 for s in sibs if _sig(infos[s]) == sig)
         tn = t.numbering
+        sib_sig = sum(1 for s in sibs if _sig(infos[s]) == sig) if tn is not None else -1
         prefix = NAN
         if P is not None and tn is not None and P.numbering is not None:
             pn = P.numbering
             prefix = float(pn.scheme == tn.scheme and len(tn.values) == len(pn.values) + 1
                            and tn.values[:-1] == pn.values)
         row = base + [
-            float(k),
+            float(view.depth - k),
             float(k - view.prev),
             float(k == top),
             float(k == 1),

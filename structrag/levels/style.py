@@ -18,7 +18,7 @@ from typing import Sequence
 from ..model import Document, Heading, Numbering
 from ..numbering import parse_numbering
 
-__all__ = ["HeadingInfo", "DocStyles", "describe", "font_family", "style_key", "strength"]
+__all__ = ["HeadingInfo", "DocStyles", "describe", "font_family", "style_key", "strength", "luminance"]
 
 _SUFFIX = re.compile(r"[-,+](bold|semibold|demibold|black|heavy|medium|light|regular|roman|italic|oblique|it|bd|bi)"
                      r".*$", re.I)
@@ -89,8 +89,18 @@ def style_key(h: HeadingInfo) -> tuple:
 
 
 def strength(h: HeadingInfo) -> tuple:
-    """Visual prominence for ordering styles: size first, then bold, capitals."""
-    return (round(h.size * 2) / 2, h.bold, h.caps, not h.italic)
+    """Visual prominence for ordering styles: size first, then bold, capitals.
+
+    Slant and colour have no agreed direction (an italic heading may sit above
+    or below a roman one), so they do not order styles here.
+    """
+    return (round(h.size * 2) / 2, h.bold, h.caps)
+
+
+def luminance(color: int) -> float:
+    """Relative brightness 0..1 of an sRGB integer colour (white text sits on a coloured band)."""
+    r, g, b = (color >> 16) & 255, (color >> 8) & 255, color & 255
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255.0
 
 
 def describe(document: Document | None, headings: Sequence[Heading]) -> list[HeadingInfo]:
@@ -164,7 +174,8 @@ class DocStyles:
         for h in infos:
             if h.has_style:
                 reps.setdefault(h.key, h)
-        ordered = sorted(reps, key=lambda k: strength(reps[k]), reverse=True)
+        # equal prominence: the rarer look first (higher levels have fewer headings), then the earlier
+        ordered = sorted(reps, key=lambda k: (strength(reps[k]), -self.counts[k], -reps[k].index), reverse=True)
         self.style_rank = {k: r for r, k in enumerate(ordered)}
         self.n_styles = len(ordered)
         self.first_index = {}
@@ -176,6 +187,8 @@ class DocStyles:
         self.n_numbered = sum(1 for h in infos if h.numbering is not None)
         self.share_numbered = self.n_numbered / max(len(infos), 1)
         self.n_headings = len(infos)
+        numbered: Counter = Counter(h.key for h in infos if h.has_style and h.numbering is not None)
+        self.numbered_share = {k: numbered[k] / c for k, c in self.counts.items()}
         self.share_caps = sum(1 for h in infos if h.caps) / max(len(infos), 1)
         # how many earlier headings share each heading's look (a style seen before is an established level)
         seen: Counter = Counter()

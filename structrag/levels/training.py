@@ -301,6 +301,33 @@ def _doc_weights(n_rows: int, n_steps: int, doc_weighting: str) -> list[float]:
     raise ConfigError(f"unknown doc_weighting {doc_weighting!r}", hint='use "sqrt" or "none"')
 
 
+def _parent_agreement(a: Sequence[int], b: Sequence[int]) -> float:
+    pa, pb = _true_parents(a), _true_parents(b)
+    return sum(x == y for x, y in zip(pa, pb)) / max(len(pa), 1)
+
+
+def uniform_style_variant(ref: ReferenceDoc, min_agreement: float = 0.85) -> ReferenceDoc | None:
+    """The document with every located heading in one look, if its numbers explain its outline.
+
+    Style dropout: in most training documents style and numbering agree, so a
+    model never learns that a number can say "child" where the look says
+    "sibling" ("2.1" printed like "2").  Documents whose outline the numbering
+    rules alone reproduce (parent agreement >= ``min_agreement``) are added
+    once more with the looks made equal, so only the numbers tell the levels.
+    """
+    from .driver import assign_levels
+
+    true = [int(h.level) for h in ref.headings]  # type: ignore[arg-type]
+    if sum(1 for h in ref.headings if h.numbering is not None) < 0.3 * max(len(true), 1):
+        return None
+    got = assign_levels(ref.document, ref.headings, predictor="numbering", progress=False)
+    if _parent_agreement([int(h.level) for h in got.headings], true) < min_agreement:  # type: ignore[misc]
+        return None
+    hs = tuple(replace(h, font="Uniform", size=11.0, bold=True, italic=False, color=0) if h.bbox is not None
+               else h for h in ref.headings)
+    return replace(ref, doc_id=ref.doc_id + "#uniform-style", headings=hs)
+
+
 def _free_run(booster, ref: ReferenceDoc, memory: str, seed: int) -> list[int]:
     from .driver import assign_levels
     from .learned import LearnedPredictor
@@ -321,6 +348,7 @@ def train_model(
     dagger_rounds: int = DEFAULT_DAGGER_ROUNDS,
     dagger_folds: int = 4,
     rows_cache: dict | None = None,
+    augment: bool = True,
 ):
     """A LightGBM Booster trained on ``refs``; returns (booster, metadata dict).
 
@@ -335,7 +363,8 @@ def train_model(
     counts with the square root of its number of headings (a 1,200-heading
     manual does not drown ten business reports); ``"none"`` weighs rows equally.
     ``rows_cache`` (a dict) keeps the teacher-forced rows between calls, for
-    leave-one-out loops.
+    leave-one-out loops.  ``augment`` adds :func:`uniform_style_variant` rows
+    (teacher-forced, half weight) for documents whose numbers explain them.
     """
     import lightgbm as lgb
 
@@ -378,6 +407,24 @@ def train_model(
                                 extra[i][2] + _doc_weights(len(rows), len(groups), doc_weighting))
         extra = new_extra
     X, y, w = assemble(range(len(refs)))
+    augmented = []
+    if augment:
+        for ref in refs:
+            key = (ref.doc_id + "#uniform-style", ref.pdf_sha1, memory, seed)
+            if rows_cache is not None and key in rows_cache:
+                got = rows_cache[key]
+            else:
+                var = uniform_style_variant(ref)
+                got = training_rows(var, memory=memory, seed=seed) if var is not None else None
+                if rows_cache is not None:
+                    rows_cache[key] = got
+            if got is None:
+                continue
+            rows, labels, groups = got
+            augmented.append(ref.doc_id)
+            X.extend(rows)
+            y.extend(labels)
+            w.extend(0.5 * v for v in _doc_weights(len(rows), len(groups), doc_weighting))
     booster, p = _fit(X, y, w, params or {}, rounds, seed)
     meta = {
         "format": "structrag-levels-model/1",
@@ -388,6 +435,7 @@ def train_model(
         "doc_weighting": doc_weighting,
         "dagger_rounds": dagger_rounds,
         "dagger_folds": folds,
+        "augmented_uniform_style": augmented,
         "seed": seed,
         "rows": len(y),
         "positives": int(sum(y)),
