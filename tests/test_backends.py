@@ -372,6 +372,8 @@ def test_persistent_server_error_falls_back_for_that_step(report):
     assert levels[:4] == TRUE_LEVELS[:4]
     st = pred.stats()
     assert st["failed_calls"] == 1 and st["http_retries"] == 2 + 0
+    # the driver's per-document usage counts the failed step too, as the predictor does
+    assert res.stats["usage"]["failed_calls"] == 1 and res.stats["usage"]["http_retries"] == st["http_retries"]
     assert st["calls"] == len(srv.requests) == len(OUTLINE) - 1
     assert srv.http_attempts == len(OUTLINE) - 1 + 3
 

@@ -350,8 +350,10 @@ def _predict_step(
             if feedback is None:
                 break
             stats["invalid_answers"] += 1
-    except BackendError:
+    except BackendError as exc:
         stats["backend_errors"] += 1
+        # the failed requests were spent too: count them before falling back (or re-raising)
+        _merge_usage(usage, getattr(exc, "usage", None))
         if fb is None:
             raise
         answer, feedback = None, "backend error"
