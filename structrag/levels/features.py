@@ -30,6 +30,8 @@ from typing import Sequence
 
 from ..numbering import continues, opens_child
 from .base import Memory
+from .baselines import LocalBranch, NumberingPredictor
+from .rules import RulesPredictor
 from .style import DocStyles, HeadingInfo, luminance
 
 __all__ = ["View", "FEATURE_NAMES", "candidate_rows", "SCHEMES"]
@@ -191,7 +193,8 @@ _TARGET = ("t_size", "t_size_rel_body", "t_size_rank", "t_style_rank", "t_n_styl
 _PREV = ("prev_same_key", "prev_size_diff", "prev_page_gap", "prev_stronger", "prev_continues", "prev_opens_child")
 _CAND = ("depth_minus_k", "k_minus_prev", "k_is_new", "k_is_one", "n_sib", "n_sib_same_key", "sib_same_key_share",
          "n_sib_same_sig", "best_key_delta", "deepest_key_delta", "cont_delta", "open_delta", "n_anc_weaker",
-         "n_anc_same_key", "n_closed_stronger", "fontsize_delta", "prefix_parent")
+         "n_anc_same_key", "n_closed_stronger", "fontsize_delta", "prefix_parent", "rules_delta", "rules_conf",
+         "numbering_delta")
 
 FEATURE_NAMES: tuple[str, ...] = (
     _TARGET + _PREV + _CAND
@@ -234,6 +237,21 @@ def _target_row(t: HeadingInfo, view: View, styles: DocStyles, n_total: int) -> 
         styles.numbered_share.get(t.key, 0.0) if st else NAN,
         luminance(t.color) if st else NAN,
     ]
+
+
+_RULES = RulesPredictor()
+_NUMBERING = NumberingPredictor()
+
+
+def _branch(view: View, infos: Sequence[HeadingInfo]) -> LocalBranch:
+    """The view as the rule-based predictors read a branch (same anchors, same previous level)."""
+    br = LocalBranch.__new__(LocalBranch)
+    br.infos = infos
+    br.by_level = dict(view.by_level)
+    br.prev = view.prev
+    br.prev_index = view.prev_index
+    br.depth = view.depth
+    return br
 
 
 def candidate_rows(
@@ -290,6 +308,11 @@ def candidate_rows(
         stronger[k] = int(c > 0)
         weaker[k] = int(c < 0)
         same[k] = int(a.key == t.key)
+    # what the rule-based predictors would answer from the same memory: the model learns when to
+    # trust numbering and style clusters and when to overrule them
+    br = _branch(view, infos)
+    rules_k, rules_conf = _RULES._one(br, t)
+    num_k = _NUMBERING._one(br, t)[0] if t.numbering is not None else None
     rows = []
     for k in range(1, top + 1):
         A, P, C = anchors[k], anchors[k - 1] if k > 1 else None, anchors[k + 1]
@@ -323,6 +346,9 @@ def candidate_rows(
             float(sum(stronger[k:top + 1])),
             float(k - fs_level) if st else NAN,
             prefix,
+            float(k - rules_k),
+            rules_conf,
+            float(k - num_k) if num_k is not None else NAN,
         ]
         row += _pair(t, A, styles)
         row += _pair(t, P, styles)
