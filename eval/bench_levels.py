@@ -16,6 +16,8 @@ Sections (each can be switched off):
   document and pooled for business documents and manuals;
 * memory ablation for the learned predictor: recent / previous-3 / random /
   branches (and granularity: heading / page / 2 / 4 pages);
+* ceiling: an oracle that gives each (look, numbering) the outline's majority
+  level — how far any style-consistent labelling can get;
 * end-to-end: detection + levels from the raw PDF, outline ignored, scored
   after pruning predicted headings that match no outline heading;
 * throughput: headings/s per predictor, and pages-vs-time on the 1,321-page
@@ -185,6 +187,44 @@ def bench_memory(refs, loo) -> dict:
     return out
 
 
+def consistent_ceiling(ref: ReferenceDoc) -> list[int]:
+    """The best levels any labelling that depends only on (look, numbering depth) can give.
+
+    An oracle: every heading gets the reference level most common among the
+    document's headings with the same printed style and numbering depth (ties to
+    the shallower level), then the levels are made valid.  Whatever such a
+    labelling does, an outline that gives two headings of one look and one
+    numbering depth different levels is partly out of its reach.  Not a strict
+    bound (the majority level is not always the TED-optimal one, and the
+    learned model reads context too): it says how editorial an outline is.
+    """
+    from collections import Counter
+
+    from structrag.levels.base import project_levels
+    from structrag.levels.style import describe
+
+    infos = describe(ref.document, ref.headings)
+    sigs = [(i.key if i.has_style else None, i.numbering.depth if i.numbering is not None else None,
+             i.numbering.scheme if i.numbering is not None else None) for i in infos]
+    votes: dict[tuple, Counter] = {}
+    for sig, h in zip(sigs, ref.headings):
+        votes.setdefault(sig, Counter())[int(h.level)] += 1
+    best = {sig: min(c, key=lambda lv: (-c[lv], lv)) for sig, c in votes.items()}
+    return list(project_levels([best[sig] for sig in sigs], 0))
+
+
+def bench_ceiling(refs) -> dict:
+    scores = {}
+    for ref in refs:
+        levels = consistent_ceiling(ref)
+        items = [(h.text, lv, h.page) for h, lv in zip(ref.headings, levels)]
+        scores[ref.doc_id] = score_document(items, _items(ref.headings), protocol="level-only", name=ref.doc_id)
+    out = {"documents": {k: _doc_row(v) for k, v in scores.items()}, "pooled": _groups(refs, scores)}
+    print(f"  ceiling    business {out['pooled']['business']['micro_steds']:.3f} "
+          f"manual {out['pooled']['manual']['micro_steds']:.3f}", file=sys.stderr, flush=True)
+    return out
+
+
 def bench_granularity(refs, loo) -> dict:
     out: dict[str, Any] = {}
     for g in GRANULARITIES:
@@ -295,6 +335,23 @@ def write_report(res: dict, path: Path) -> None:
             L.append(f"| {doc['doc_id']} | {doc['group']} | {doc['headings']} | {doc['located']} | "
                      + " | ".join(cells) + " |")
         L.append("")
+    ceil = res.get("ceiling")
+    if ceil:
+        L.append("## Ceiling of style-consistent labellings (oracle)\n")
+        L.append("Every heading takes the outline level most common among the document's headings of the same "
+                 "look and numbering depth/scheme (an oracle that reads the answer key): about the best a predictor "
+                 "that labels each look consistently can do (not a strict bound: a model that reads context "
+                 "can beat it on a document). Outlines that give headings of one look different levels "
+                 "(editorial nesting) keep it below 1.\n")
+        L.append("| group | Micro-STEDS | Macro-STEDS | parent acc. | path acc. |")
+        L.append("|---|---|---|---|---|")
+        for g in ("business", "manual", "all"):
+            p = ceil["pooled"][g]
+            L.append(f"| {g} | {_f(p['micro_steds'])} | {_f(p['macro_steds'])} | {_f(p['parent_accuracy'])} | "
+                     f"{_f(p['path_accuracy'])} |")
+        L.append("")
+        L.append("Per document (STEDS): " + ", ".join(f"{k} {v['teds']:.3f}" for k, v in ceil["documents"].items())
+                 + ".\n")
     mem = res.get("memory")
     if mem:
         L.append("## Memory ablation (learned predictor, one heading per step)\n")
@@ -366,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--cache-key", default=None, help="pin cached documents to a snapshot (development)")
     ap.add_argument("--predictors", default=",".join(PREDICTORS))
     ap.add_argument("--docs", default=None, help="comma-separated doc_ids (default: all)")
+    ap.add_argument("--no-ceiling", action="store_true")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--no-granularity", action="store_true")
     ap.add_argument("--no-end-to-end", action="store_true")
@@ -388,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     preds = [p for p in args.predictors.split(",") if p]
     res["predictors"] = bench_predictors(scored, loo, preds)
+    if not args.no_ceiling:
+        res["ceiling"] = bench_ceiling(scored)
     if not args.no_memory:
         res["memory"] = bench_memory(scored, loo)
     if not args.no_granularity:

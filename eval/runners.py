@@ -210,6 +210,10 @@ class HeadingsReport:
                 lines.append(row)
         if self.skipped_methods:
             lines += ["", "Not run: " + "; ".join(f"`{k}` ({v})" for k, v in self.skipped_methods.items()) + "."]
+        for m, ids in self.options.get("in_sample", {}).items():
+            lines += ["", f"**In-sample:** the `{m}` model was trained on {len(ids)} of these {len(self.documents)} "
+                      "documents, so its scores on them overstate what it does on new ones; "
+                      "`eval/bench_levels.py` scores it leave-one-document-out."]
         errs = [(m, e) for m, es in self.errors.items() for e in es]
         if errs:
             lines += ["", "Failures (scored as empty predictions):", ""]
@@ -255,6 +259,20 @@ class HeadingsReport:
 
 def _parse_options(method: str, options: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
     return dict((options or {}).get(method, {}))
+
+
+def _in_sample(refs: Sequence[ReferenceDocument], method: str, opts: Mapping[str, Any]) -> list[str]:
+    """Documents the ``learned`` model was trained on (its metadata lists their sha1s)."""
+    if method != "learned":
+        return []
+    from structrag.levels.learned import model_metadata
+
+    try:
+        meta = model_metadata(opts.get("model_path"))
+    except (OSError, ValueError):
+        return []
+    seen = {d.get("pdf_sha1") for d in meta.get("documents", [])}
+    return [r.doc_id for r in refs if r.sha1 in seen]
 
 
 def _predict_level_only(ref: ReferenceDocument, method: str, opts: dict[str, Any]) -> T.Outline:
@@ -378,7 +396,8 @@ def run_headings(
         skipped_methods=skipped,
         reference_report=ref_report,
         provenance=provenance(command),
-        options={"threshold": threshold, "page_window": page_window, "method_options": dict(method_options or {})},
+        options={"threshold": threshold, "page_window": page_window, "method_options": dict(method_options or {}),
+                 "in_sample": {m: ids for m in active if (ids := _in_sample(refs, m, _parse_options(m, method_options)))}},
     )
 
 

@@ -176,3 +176,23 @@ def test_vlm_method_runs_against_a_real_loopback_server(pdf_folder, monkeypatch)
         assert not rep.errors and rep.methods == ["vlm"]
         assert rep.scores("vlm").micro_steds == 1.0
         assert srv.requests  # the answers really came over HTTP
+
+
+def test_learned_scores_on_its_training_documents_are_flagged_in_sample(pdf_folder, tmp_path):
+    import shutil
+
+    from structrag.extract import file_sha1
+    from structrag.levels.learned import default_model_path
+
+    model = tmp_path / "levels.txt"
+    shutil.copy(default_model_path(), model)
+    # metadata as `structrag train-levels` writes it: alpha.pdf was a training document, beta.pdf not
+    model.with_suffix(".json").write_text(json.dumps(
+        {"documents": [{"doc_id": "alpha", "pdf_sha1": file_sha1(pdf_folder / "alpha.pdf")}]}))
+    rep = runners.run_headings(pdf_folder, protocol="level-only", methods=["learned", "font-size"], cache_dir=None,
+                               method_options={"learned": {"model_path": str(model)}}, progress=False)
+    assert rep.options["in_sample"] == {"learned": ["alpha"]}
+    assert "**In-sample:** the `learned` model was trained on 1 of these 2 documents" in rep.to_markdown()
+    rep = runners.run_headings(pdf_folder, protocol="level-only", methods=["font-size"], cache_dir=None,
+                               progress=False)
+    assert rep.options["in_sample"] == {} and "In-sample" not in rep.to_markdown()
