@@ -124,6 +124,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
                       command=_command(args))
     print(Path(path).read_text(encoding="utf-8"))
     print(f"wrote: {path}", file=sys.stderr)
+    if args.results:
+        from .report import splice_report
+
+        print(f"updated: {splice_report(args.results, path)}", file=sys.stderr)
     return 0
 
 
@@ -188,6 +192,8 @@ def register(subparsers: Any) -> None:
     a.add_argument("--part", action="append", help="only these parts: references, levels, end-to-end, retrieval, speed")
     a.add_argument("--index", default=None, help="an existing index of data/retrieval/pdfs (default: build one under .cache/)")
     a.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_OUT}/report[-quick])")
+    a.add_argument("--results", default=None, metavar="FILE",
+                   help="also put the report into FILE between its marker lines (eval/RESULTS.md)")
     a.add_argument("--progress", dest="progress", action="store_true", default=None)
     a.add_argument("--no-progress", dest="progress", action="store_false")
     a.set_defaults(func=_cmd_report)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -39,7 +40,7 @@ from structrag.errors import ConfigError
 from .provenance import provenance
 from .references import build_reference_set, default_cache_dir, write_reference_set
 
-__all__ = ["run_report", "PARTS", "QUICK_HEADING_DOCS", "default_data_dir"]
+__all__ = ["run_report", "splice_report", "PARTS", "QUICK_HEADING_DOCS", "default_data_dir", "BEGIN_MARK", "END_MARK"]
 
 PARTS = ("references", "levels", "end-to-end", "retrieval", "speed")
 QUICK_HEADING_DOCS = ("US_DOT_2022_agency_plan", "An_Introduction_to_R", "Addiko_Bank_Sustainability_Report_2023")
@@ -219,3 +220,39 @@ def run_report(
     (out / "report.md").write_text(md, encoding="utf-8")
     (out / "report.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
     return out / "report.md"
+
+
+BEGIN_MARK = "<!-- structrag eval report: begin (generated, do not edit by hand) -->"
+END_MARK = "<!-- structrag eval report: end -->"
+_IMAGE = re.compile(r"^!\[[^\]]*\]\(([^)]+)\)\s*$")
+_LINK = re.compile(r"\[([^\]]+)\]\(((?!https?:)[^)]+)\)")
+
+
+def splice_report(results: str | os.PathLike, report_md: str | os.PathLike, *, depth: int = 2) -> Path:
+    """Put a generated ``report.md`` into ``results`` between :data:`BEGIN_MARK` and :data:`END_MARK`.
+
+    Everything outside the markers is kept.  Headings are demoted by
+    ``depth`` levels; images and links into the (git-ignored) output folder
+    become plain paths, so the embedded text has no dead links.
+    """
+    results, report_md = Path(results), Path(report_md)
+    text = results.read_text(encoding="utf-8") if results.is_file() else ""
+    if BEGIN_MARK not in text or END_MARK not in text or text.index(BEGIN_MARK) > text.index(END_MARK):
+        raise ConfigError("no place for the generated report", path=str(results),
+                          hint=f"put the two lines {BEGIN_MARK!r} and {END_MARK!r} where it should go")
+    folder = report_md.parent
+    lines = []
+    for line in report_md.read_text(encoding="utf-8").splitlines():
+        m = _IMAGE.match(line)
+        if m:
+            lines.append(f"(plot: `{folder / m.group(1)}`)")
+            continue
+        if line.startswith("#"):
+            line = "#" * depth + line
+        lines.append(_LINK.sub(lambda k: f"{k.group(1)} (`{folder / k.group(2)}`)", line))
+    head, rest = text.split(BEGIN_MARK, 1)
+    _, tail = rest.split(END_MARK, 1)
+    tmp = results.with_name(results.name + ".tmp")
+    tmp.write_text(head + BEGIN_MARK + "\n" + "\n".join(lines).strip("\n") + "\n" + END_MARK + tail, encoding="utf-8")
+    os.replace(tmp, results)
+    return results

@@ -196,3 +196,27 @@ def test_learned_scores_on_its_training_documents_are_flagged_in_sample(pdf_fold
     rep = runners.run_headings(pdf_folder, protocol="level-only", methods=["font-size"], cache_dir=None,
                                progress=False)
     assert rep.options["in_sample"] == {} and "In-sample" not in rep.to_markdown()
+
+
+def test_report_is_spliced_between_the_markers_of_results_md(tmp_path):
+    from eval.report import BEGIN_MARK, END_MARK, splice_report
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.md").write_text("# report\n\nsee [refs](references/report.md)\n\n![plot](levels/t.png)\n\n"
+                                   "## part\n\n| a |\n|---|\n| 1 |\n")
+    results = tmp_path / "RESULTS.md"
+    results.write_text(f"# Results\n\nhand-written\n\n{BEGIN_MARK}\nold text\n{END_MARK}\n\ntrailer\n")
+    splice_report(results, out / "report.md")
+    text = results.read_text()
+    assert "old text" not in text and text.startswith("# Results\n\nhand-written") and text.endswith("\ntrailer\n")
+    body = text.split(BEGIN_MARK)[1].split(END_MARK)[0]
+    assert "\n### report\n" in body and "\n#### part\n" in body and "| 1 |" in body
+    assert f"refs (`{out / 'references/report.md'}`)" in body and "](" not in body
+    assert f"(plot: `{out / 'levels/t.png'}`)" in body
+    splice_report(results, out / "report.md")  # idempotent
+    assert results.read_text() == text
+    results.write_text("no markers")
+    with pytest.raises(ConfigError, match="no place for the generated report"):
+        splice_report(results, out / "report.md")
+    assert results.read_text() == "no markers"

@@ -27,21 +27,12 @@ from structrag.levels import (
 )
 from structrag.levels.memory import TreeState
 from structrag.model import Heading
+from treeutil import parents  # noqa: E402
 
 
 def H(text: str, page: int = 0, size: float = 10.0, bold: bool = False, i: int = 0) -> Heading:
     return Heading(text=text, page=page, bbox=(50.0, 100.0 + i, 300.0, 112.0 + i), block=i, block_end=i + 1,
                    font="Helvetica-Bold" if bold else "Helvetica", size=size, bold=bold)
-
-
-def parents(levels):
-    stack, out = [], []
-    for i, lv in enumerate(levels):
-        while stack and levels[stack[-1]] >= lv:
-            stack.pop()
-        out.append(stack[-1] if stack else None)
-        stack.append(i)
-    return out
 
 
 # --- validation and projection -------------------------------------------------

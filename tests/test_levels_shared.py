@@ -8,18 +8,9 @@ import pytest
 
 from structrag.levels import assign_levels
 from structrag.levels.training import load_reference_docs, oracle_level, train_model
+from treeutil import parents  # noqa: E402
 
 SMALL = ["US_DOT_2022_agency_plan", "Addiko_Bank_Sustainability_Report_2023"]
-
-
-def _parents(levels):
-    stack, out = [], []
-    for i, lv in enumerate(levels):
-        while stack and levels[stack[-1]] >= lv:
-            stack.pop()
-        out.append(stack[-1] if stack else None)
-        stack.append(i)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +30,7 @@ def test_reference_headings_follow_the_outline(small_refs, shared_data):
 def test_oracle_reproduces_the_reference_tree(small_refs):
     for ref in small_refs:
         levels = [h.level for h in ref.headings]
-        tp = _parents(levels)
+        tp = parents(levels)
         last, ps = {}, []
         for i, q in enumerate(tp):
             ps.append(last.get(q))
@@ -80,5 +71,5 @@ def test_shipped_model_on_a_manual(shared_data, tmp_path):
     levels = [h.level for h in ref.headings]
     for predictor in ("learned", "rules"):
         got = [h.level for h in assign_levels(ref.document, ref.headings, predictor=predictor).headings]
-        agree = sum(a == b for a, b in zip(_parents(got), _parents(levels))) / len(levels)
+        agree = sum(a == b for a, b in zip(parents(got), parents(levels))) / len(levels)
         assert agree >= 0.8, (predictor, agree)
