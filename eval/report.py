@@ -242,7 +242,13 @@ def splice_report(results: str | os.PathLike, report_md: str | os.PathLike, *, d
                           hint=f"put the two lines {BEGIN_MARK!r} and {END_MARK!r} where it should go")
     folder = report_md.parent
     lines = []
+    fenced = False
     for line in report_md.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith("```"):
+            lines.append(line)  # a "#" in a code block is a comment, not a heading
+            continue
         m = _IMAGE.match(line)
         if m:
             lines.append(f"(plot: `{folder / m.group(1)}`)")

@@ -204,7 +204,7 @@ def test_report_is_spliced_between_the_markers_of_results_md(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "report.md").write_text("# report\n\nsee [refs](references/report.md)\n\n![plot](levels/t.png)\n\n"
-                                   "## part\n\n| a |\n|---|\n| 1 |\n")
+                                   "## part\n\n| a |\n|---|\n| 1 |\n\n```bash\n# a comment\n```\n")
     results = tmp_path / "RESULTS.md"
     results.write_text(f"# Results\n\nhand-written\n\n{BEGIN_MARK}\nold text\n{END_MARK}\n\ntrailer\n")
     splice_report(results, out / "report.md")
@@ -214,6 +214,7 @@ def test_report_is_spliced_between_the_markers_of_results_md(tmp_path):
     assert "\n### report\n" in body and "\n#### part\n" in body and "| 1 |" in body
     assert f"refs (`{out / 'references/report.md'}`)" in body and "](" not in body
     assert f"(plot: `{out / 'levels/t.png'}`)" in body
+    assert "\n# a comment\n" in body  # code-block comments are not demoted
     splice_report(results, out / "report.md")  # idempotent
     assert results.read_text() == text
     results.write_text("no markers")
