@@ -181,16 +181,22 @@ def bench_memory(refs, loo) -> dict:
         for ref in refs:
             s, _ = run_level_only(ref, predictor_for("learned", ref, loo), memory=mem, seed=0)
             scores[ref.doc_id] = s
-        out[mem] = {"documents": {k: _doc_row(v) for k, v in scores.items()}, "pooled": _groups(refs, scores)}
-        print(f"  memory {mem:10} business {out[mem]['pooled']['business']['micro_steds']:.3f} "
-              f"manual {out[mem]['pooled']['manual']['micro_steds']:.3f}", file=sys.stderr, flush=True)
+        out[mem] = _summary(refs, scores, f"memory {mem:10}")
+    return out
+
+
+def _summary(refs, scores: dict[str, DocumentScores], label: str) -> dict:
+    """Per-document rows and pooled scores of one configuration, logged on stderr."""
+    out = {"documents": {k: _doc_row(v) for k, v in scores.items()}, "pooled": _groups(refs, scores)}
+    print(f"  {label} business {out['pooled']['business']['micro_steds']:.3f} "
+          f"manual {out['pooled']['manual']['micro_steds']:.3f}", file=sys.stderr, flush=True)
     return out
 
 
 def consistent_ceiling(ref: ReferenceDoc) -> list[int]:
-    """The best levels any labelling that depends only on (look, numbering depth) can give.
+    """Levels of an oracle that labels by (look, numbering) with the answer key in hand.
 
-    An oracle: every heading gets the reference level most common among the
+    Every heading gets the reference level most common among the
     document's headings with the same printed style and numbering depth (ties to
     the shallower level), then the levels are made valid.  Whatever such a
     labelling does, an outline that gives two headings of one look and one
@@ -219,10 +225,7 @@ def bench_ceiling(refs) -> dict:
         levels = consistent_ceiling(ref)
         items = [(h.text, lv, h.page) for h, lv in zip(ref.headings, levels)]
         scores[ref.doc_id] = score_document(items, _items(ref.headings), protocol="level-only", name=ref.doc_id)
-    out = {"documents": {k: _doc_row(v) for k, v in scores.items()}, "pooled": _groups(refs, scores)}
-    print(f"  ceiling    business {out['pooled']['business']['micro_steds']:.3f} "
-          f"manual {out['pooled']['manual']['micro_steds']:.3f}", file=sys.stderr, flush=True)
-    return out
+    return _summary(refs, scores, "ceiling   ")
 
 
 def bench_granularity(refs, loo) -> dict:

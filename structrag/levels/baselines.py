@@ -55,6 +55,14 @@ class LocalBranch:
         self.prev_index = memory.previous.index if memory.previous is not None else None
         self.depth = max([memory.depth, *self.by_level.keys()]) if self.by_level else memory.depth
 
+    @classmethod
+    def of(cls, infos: Sequence[HeadingInfo], by_level: dict[int, int], prev: int, prev_index: int | None,
+           depth: int) -> "LocalBranch":
+        """A branch from anchors already gathered elsewhere (the learned model's feature view)."""
+        br = cls.__new__(cls)
+        br.infos, br.by_level, br.prev, br.prev_index, br.depth = infos, dict(by_level), prev, prev_index, depth
+        return br
+
     def at(self, level: int) -> HeadingInfo | None:
         i = self.by_level.get(level)
         return self.infos[i] if i is not None else None

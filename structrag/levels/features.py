@@ -243,17 +243,6 @@ _RULES = RulesPredictor()
 _NUMBERING = NumberingPredictor()
 
 
-def _branch(view: View, infos: Sequence[HeadingInfo]) -> LocalBranch:
-    """The view as the rule-based predictors read a branch (same anchors, same previous level)."""
-    br = LocalBranch.__new__(LocalBranch)
-    br.infos = infos
-    br.by_level = dict(view.by_level)
-    br.prev = view.prev
-    br.prev_index = view.prev_index
-    br.depth = view.depth
-    return br
-
-
 def candidate_rows(
     t: HeadingInfo,
     view: View,
@@ -310,7 +299,7 @@ def candidate_rows(
         same[k] = int(a.key == t.key)
     # what the rule-based predictors would answer from the same memory: the model learns when to
     # trust numbering and style clusters and when to overrule them
-    br = _branch(view, infos)
+    br = LocalBranch.of(infos, view.by_level, view.prev, view.prev_index, view.depth)
     rules_k, rules_conf = _RULES._one(br, t)
     num_k = _NUMBERING._one(br, t)[0] if t.numbering is not None else None
     rows = []
