@@ -233,7 +233,7 @@ def register_train_ranker(subparsers: Any) -> None:
     p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
     p.add_argument("--graded", action="store_true", help="grade chunks that hold evidence text above other chunks of a relevant page")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    p.add_argument("--trees", type=int, default=100, help="boosting rounds (default: 100)")
+    p.add_argument("--trees", type=int, default=500, help="boosting rounds (default: 500, at learning rate 0.01)")
     _progress_flags(p)
     p.set_defaults(func=_cmd_train_ranker)
 
@@ -255,12 +255,10 @@ def resolve_features(spec: str, corpus) -> tuple[str, ...]:
 
 
 def train_from_queries(index, queries_path: str, *, features: str = "all", scope: str = "doc", candidates: int = 100,
-                       graded: bool = False, seed: int = 0, trees: int = 100, progress: bool | None = None):
+                       graded: bool = False, seed: int = 0, trees: int = 500, progress: bool | None = None):
     """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
-    import numpy as np
-
     from .index import _progress_enabled
-    from .training import file_sha1, load_queries, make_training_set, train_ranker
+    from .training import concat_training_sets, file_sha1, load_queries, make_training_set, train_ranker
 
     qs = load_queries(queries_path)
     names = resolve_features(features, index.corpus)
@@ -268,13 +266,7 @@ def train_from_queries(index, queries_path: str, *, features: str = "all", scope
     scopes = ["doc", "collection"] if scope == "both" else [scope]
     sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded, progress=show)
             for s in scopes]
-    ts = sets[0]
-    if len(sets) > 1:
-        from .training import TrainingSet
-
-        ts = TrainingSet(*(np.concatenate([getattr(s, f) for s in sets]) for f in ("X", "y", "group")),
-                         [q for s in sets for q in s.queries],
-                         *(np.concatenate([getattr(s, f) for s in sets]) for f in ("rows", "first_stage")), names)
+    ts = concat_training_sets(sets)
     meta = {
         "queries_file": os.path.basename(queries_path),
         "queries_sha1": file_sha1(queries_path),

@@ -150,9 +150,16 @@ class Corpus:
     chunk_vectors: np.ndarray | None = None
     node_vectors: np.ndarray | None = None
     _doc_index: dict[str, int] = field(default_factory=dict, repr=False)
+    #: mean ``chunk_num_ratio`` of the chunks starting on each page (by ``chunk_page_key``);
+    #: derived on load, not stored
+    page_num_ratio: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._doc_index = {n: i for i, n in enumerate(self.doc_names)}
+        n_pages = int(self.chunk_page_key.max()) + 1 if self.chunk_page_key.size else 0
+        count = np.bincount(self.chunk_page_key, minlength=n_pages)
+        total = np.bincount(self.chunk_page_key, weights=self.chunk_num_ratio, minlength=n_pages)
+        self.page_num_ratio = (total / np.maximum(count, 1)).astype(np.float32)
 
     # --- sizes and lookups ----------------------------------------------------
     @property

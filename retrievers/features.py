@@ -25,6 +25,9 @@ Beyond HELD:
 ``coverage_ctx``    share of them found in the chunk or its ancestor headings.
 ``page_coverage``   share of them found anywhere on the chunk's page.
 ``num_ratio``       share of the chunk's terms that are numbers (statements, tables).
+``page_num_ratio``  mean ``num_ratio`` of the chunks on the chunk's (first) page: a
+                    statement page is numeric as a whole even where one of its
+                    chunks is a caption or a footnote, and relevance is by page.
 ``length``          the chunk's number of terms.
 ``q_amount``        1 if the query asks for a quantity ("how much", "amount",
                     "ratio", a currency, a percentage, ...), else 0: lets the trees
@@ -64,7 +67,8 @@ __all__ = [
 HELD_FEATURES: tuple[str, ...] = ("bm25", "bm25_anc_max", "same_word_anc", "pos", "pos_ratio")
 LEXICAL_FEATURES: tuple[str, ...] = HELD_FEATURES + (
     "bm25_section", "depth", "sec_pos_ratio", "page_pos", "bm25_rel",
-    "page_bm25", "page_bm25_rel", "coverage", "coverage_ctx", "page_coverage", "num_ratio", "length", "q_amount",
+    "page_bm25", "page_bm25_rel", "coverage", "coverage_ctx", "page_coverage", "num_ratio", "page_num_ratio",
+    "length", "q_amount",
 )  # fmt: skip
 DENSE_FEATURES: tuple[str, ...] = ("dense", "dense_path", "dense_rel")
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
@@ -224,6 +228,8 @@ def compute_features(
             v = hits / max(qs.n_terms, 1)
         elif name == "num_ratio":
             v = corpus.chunk_num_ratio[cand]
+        elif name == "page_num_ratio":
+            v = corpus.page_num_ratio[corpus.chunk_page_key[cand]]
         elif name == "length":
             v = corpus.chunk_len[cand]
         elif name == "q_amount":

@@ -42,7 +42,12 @@ class LambdaRanker:
         when given a mapping).
     n_estimators, learning_rate, num_leaves, min_child_samples, subsample,
     colsample_bytree, reg_lambda:
-        LightGBM parameters (``num_iterations``, ``learning_rate``, ...).
+        LightGBM parameters (``num_iterations``, ``learning_rate``, ...).  The
+        defaults take small steps (500 trees at 0.01, the same total step as 100
+        at 0.05): with a few hundred training queries, bagged rows and features
+        make a 100-tree model depend on its seed (leave-one-company-out mAP
+        0.48-0.51 over seeds), and small steps average that out as an ensemble of
+        seeds would, in one model.
     label_gain:
         Gain per relevance grade (LambdaRank's NDCG gains); default ``2**g - 1``.
     eval_at:
@@ -55,8 +60,8 @@ class LambdaRanker:
         self,
         features: Sequence[str],
         *,
-        n_estimators: int = 100,
-        learning_rate: float = 0.05,
+        n_estimators: int = 500,
+        learning_rate: float = 0.01,
         num_leaves: int = 15,
         min_child_samples: int = 10,
         subsample: float = 0.8,

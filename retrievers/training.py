@@ -32,6 +32,7 @@ __all__ = [
     "load_queries",
     "TrainingSet",
     "make_training_set",
+    "concat_training_sets",
     "train_ranker",
     "cross_validate",
     "file_sha1",
@@ -115,6 +116,21 @@ class TrainingSet(NamedTuple):
             self.y[idx], self.group[list(query_indices)], [self.queries[i] for i in query_indices],
             self.rows[idx], self.first_stage[idx], tuple(features or self.features),
         )
+
+
+def concat_training_sets(sets: Sequence[TrainingSet]) -> TrainingSet:
+    """One training set of the groups of ``sets`` in order (e.g. the same queries'
+    document and collection candidates: ``train-ranker --scope both``)."""
+    if not sets:
+        raise ConfigError("nothing to concatenate: no training sets")
+    names = sets[0].features
+    if any(s.features != names for s in sets):
+        raise ConfigError("training sets with different features cannot be concatenated")
+    if len(sets) == 1:
+        return sets[0]
+    cat = lambda f: np.concatenate([getattr(s, f) for s in sets])  # noqa: E731
+    return TrainingSet(cat("X"), cat("y"), cat("group"), [q for s in sets for q in s.queries],
+                       cat("rows"), cat("first_stage"), names)
 
 
 def _words(tokenizer, text: str) -> set[str]:
@@ -212,21 +228,30 @@ def cross_validate(
     *,
     features: Sequence[str] | None = None,
     seed: int = 0,
+    also: Sequence[TrainingSet] = (),
     **params: Any,
 ) -> list[np.ndarray]:
     """Leave-one-group-out (company) scores: for each query, its candidates' rows re-ordered
     by a ranker trained on the other groups only.  Returns one row array per query of
-    ``ts.queries``, best first."""
+    ``ts.queries``, best first.
+
+    ``also``: more training groups (e.g. the same queries' collection-scope
+    candidates, as ``train-ranker --scope both`` trains); their queries of the
+    held-out group are left out of its model too, so nothing of a company is
+    seen when it is scored."""
     names = tuple(features or ts.features)
     groups = sorted({q.group for q in ts.queries})
     if len(groups) < 2:
         raise ConfigError("cross-validation needs queries from at least two groups (companies)")
+    for extra in also:
+        if not set(names) <= set(extra.features):
+            raise ConfigError(f"an extra training set lacks features {sorted(set(names) - set(extra.features))}")
     sl = ts.query_slices()
     out: list[np.ndarray | None] = [None] * len(ts.queries)
     for g in groups:
         test = [i for i, q in enumerate(ts.queries) if q.group == g]
-        train = [i for i, q in enumerate(ts.queries) if q.group != g]
-        tr = ts.subset(train, names)
+        parts = [s.subset([i for i, q in enumerate(s.queries) if q.group != g], names) for s in (ts, *also)]
+        tr = concat_training_sets([p for p in parts if len(p.queries)])
         model = LambdaRanker(names, seed=seed, **params).fit(tr.X, tr.y, tr.group)
         cols = [ts.features.index(f) for f in names]
         for i in test:

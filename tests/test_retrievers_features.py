@@ -187,6 +187,11 @@ def test_page_and_content_features():
     toks0 = TOK.tokenize(rows[0][0])
     assert X[0, 3] == len(toks0)
     assert X[0, 2] == pytest.approx(sum(t.isdigit() for t in toks0) / len(toks0)) and X[2, 2] == 0
+    # page_num_ratio: the mean number share of the page's chunks, so page 0's caption chunk (no number) shares it
+    pnr = compute_features(corpus, qs, np.array([1, 0, 2]), ("page_num_ratio", "num_ratio"))
+    page0 = (sum(t.isdigit() for t in toks0) / len(toks0) + 0.0) / 2
+    assert pnr[:, 0].tolist() == pytest.approx([page0, page0, 0.0])
+    assert pnr[0, 1] == 0 < pnr[0, 0] < pnr[1, 1]
 
 
 def test_coverage_features(corpus):
