@@ -1,7 +1,8 @@
 """Page-level retrieval quality on ../shared/data/retrieval: BM25, dense, RRF, the ranker.
 
     nice -n 10 python eval/bench_retrieval.py --index .cache/retrieval-dense \
-        [--queries ../shared/data/retrieval/queries.jsonl] [--ablation] [--out eval/out/retrieval.json]
+        [--queries ../shared/data/retrieval/queries.jsonl] [--ablation] [--seeds 0,1,2,3,4] \
+        [--train-scope both] [--out eval/out/retrieval.json]
 
 Two settings: **within the target document** (HELD's: each query ranks the
 chunks of its own PDF) and **across the collection** (all 37 PDFs; an item is
@@ -9,7 +10,13 @@ a (document, page) pair).  Every method ranks chunks to the same depth (100),
 mapped to distinct pages in first-hit order, and is scored with
 ``eval.retrieval_metrics``.  The ranker is scored by leave-one-company-out
 cross-validation: a query is ranked by a model that never saw its company.
-``--ablation`` retrains without each feature in turn (within-document).
+Each fold's model is trained the way the shipped rankers are (``train-ranker
+--scope both``: every training query once with its document's candidates and
+once with the collection's), minus the held-out company's queries in both.
+The "ranker" rows use the first seed; the run is repeated for every seed of
+``--seeds`` and the spread reported, with a bootstrap interval (queries
+resampled) of the ranker-to-BM25 mAP ratio, so a figure is never one lucky seed.
+``--ablation`` retrains without each feature in turn (within-document, first seed).
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from eval.retrieval_metrics import evaluate  # noqa: E402
 from retrievers.features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from retrievers.training import cross_validate, load_queries, make_training_set  # noqa: E402
+
+SCOPES = ("doc", "collection")
 
 METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10", "recall_all@5", "recall_all@10", "ndcg@10")
 DEPTH = 100
@@ -69,9 +78,22 @@ def baseline_runs(index, queries, scope, modes):
     return runs
 
 
-def ranker_run(index, ts, scope, features, **params):
-    ranked = cross_validate(ts, features=features, **params)
-    return {q.qid: _items(index, rows[:DEPTH], scope, q.doc) for q, rows in zip(ts.queries, ranked)}
+def ranker_run(index, sets, scope, features, train_scope="both", **params):
+    """Leave-one-company-out run of ``scope``'s queries; ``sets`` maps scope -> training set."""
+    also = [sets[s] for s in SCOPES if s != scope and train_scope in ("both", s)]
+    ranked = cross_validate(sets[scope], features=features, also=also, **params)
+    return {q.qid: _items(index, rows[:DEPTH], scope, q.doc) for q, rows in zip(sets[scope].queries, ranked)}
+
+
+def bootstrap_ratio(a, b, *, n=2000, seed=0):
+    """95% interval of mean(a) / mean(b) with queries resampled (paired), and P(ratio < 1.8)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, a.size, size=(n, a.size))
+    r = a[idx].mean(axis=1) / np.maximum(b[idx].mean(axis=1), 1e-12)
+    lo, hi = np.percentile(r, [2.5, 97.5])
+    return {"ratio": round(float(a.mean() / b.mean()), 4), "ci95": [round(float(lo), 3), round(float(hi), 3)],
+            "p_below_1.8": round(float((r < 1.8).mean()), 3), "resamples": n}
 
 
 def main(argv=None) -> int:
@@ -81,7 +103,11 @@ def main(argv=None) -> int:
     ap.add_argument("--scopes", default="doc,collection")
     ap.add_argument("--ablation", action="store_true")
     ap.add_argument("--graded", action="store_true", help="also score a ranker trained with evidence-graded labels")
-    ap.add_argument("--trees", type=int, default=100)
+    ap.add_argument("--trees", type=int, default=500)
+    ap.add_argument("--learning-rate", type=float, default=0.01)
+    ap.add_argument("--seeds", default="0,1,2,3,4", help="ranker seeds (the first gives the main rows)")
+    ap.add_argument("--train-scope", choices=["doc", "collection", "both"], default="both",
+                    help="candidate groups each fold trains on (default: both, as the shipped rankers)")
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "retrieval.json"))
     args = ap.parse_args(argv)
 
@@ -89,31 +115,52 @@ def main(argv=None) -> int:
     index = Index.open(args.index)
     queries = [q for q in load_queries(args.queries) if index.corpus.doc_id(q.doc) is not None]
     feats = feature_names(index.corpus)
-    params = {"n_estimators": args.trees}
+    params = {"n_estimators": args.trees, "learning_rate": args.learning_rate}
+    seeds = [int(x) for x in args.seeds.split(",")]
     modes = ["bm25"] + (["dense", "hybrid"] if index.has_dense else [])
     result = {"index": str(index.path), "documents": len(index.documents()), "chunks": len(index),
               "queries": len(queries), "depth_chunks": DEPTH, "features": list(feats), "params": params,
-              "scopes": {}}
-    for scope in args.scopes.split(","):
+              "seeds": seeds, "train_scope": args.train_scope, "scopes": {}}
+    scopes = args.scopes.split(",")
+    need = set(scopes) | (set(SCOPES) if args.train_scope == "both" else {args.train_scope})
+    sets = {s: make_training_set(index, queries, features=feats, scope=s, candidates=DEPTH) for s in SCOPES if s in need}
+    graded = {s: make_training_set(index, queries, features=feats, scope=s, candidates=DEPTH, graded=True)
+              for s in sets} if args.graded else {}
+    for scope in scopes:
+        ts = sets[scope]
+        kw = dict(train_scope=args.train_scope, seed=seeds[0], **params)
         runs = baseline_runs(index, queries, scope, modes)
-        ts = make_training_set(index, queries, features=feats, scope=scope, candidates=DEPTH)
-        runs["ranker"] = ranker_run(index, ts, scope, feats, **params)
+        runs["ranker"] = ranker_run(index, sets, scope, feats, **kw)
         if index.has_dense:
-            runs["ranker-lexical"] = ranker_run(index, ts, scope, LEXICAL_FEATURES, **params)
-        runs["ranker-held"] = ranker_run(index, ts, scope, HELD_FEATURES, **params)
+            runs["ranker-lexical"] = ranker_run(index, sets, scope, LEXICAL_FEATURES, **kw)
+        runs["ranker-held"] = ranker_run(index, sets, scope, HELD_FEATURES, **kw)
         if args.graded:
-            tsg = make_training_set(index, queries, features=feats, scope=scope, candidates=DEPTH, graded=True)
-            runs["ranker-graded"] = ranker_run(index, tsg, scope, feats, **params)
+            runs["ranker-graded"] = ranker_run(index, graded, scope, feats, **kw)
         sc = {name: _score(run, queries, scope) for name, run in runs.items()}
+        # the same ranker with every other seed: the spread is what one figure can be trusted to
+        per_seed = {seeds[0]: sc["ranker"]}
+        for sd in seeds[1:]:
+            per_seed[sd] = _score(ranker_run(index, sets, scope, feats, **{**kw, "seed": sd}), queries, scope)
+        maps = np.array([v["all"]["map"] for v in per_seed.values()])
+        base = sc["bm25"]["all"]["map"]
+        qids = [q.qid for q in queries]
+        spread = {
+            "map": {str(k): v["all"]["map"] for k, v in per_seed.items()},
+            "map_mean": round(float(maps.mean()), 4), "map_sd": round(float(maps.std(ddof=1)) if maps.size > 1 else 0.0, 4),
+            "ratio_to_bm25": {"mean": round(float(maps.mean() / base), 3), "min": round(float(maps.min() / base), 3),
+                              "max": round(float(maps.max() / base), 3)},
+            "bootstrap": bootstrap_ratio([sc["ranker"]["per_query"][q]["map"] for q in qids],
+                                         [sc["bm25"]["per_query"][q]["map"] for q in qids]),
+        }
         # candidate recall: share of queries with a relevant page among the candidates at all
         cand_hit = np.mean([bool(set(_items(index, ts.rows[s], scope, q.doc)) & _qrels([q], scope)[q.qid])
                             for q, s in zip(ts.queries, ts.query_slices())])
-        result["scopes"][scope] = {"methods": sc, "candidate_recall": round(float(cand_hit), 4)}
+        result["scopes"][scope] = {"methods": sc, "candidate_recall": round(float(cand_hit), 4), "seeds": spread}
         if args.ablation and scope == "doc":
             abl = {}
             for f in feats:
                 keep = [x for x in feats if x != f]
-                abl[f] = _score(ranker_run(index, ts, scope, keep, **params), queries, scope)["all"]
+                abl[f] = _score(ranker_run(index, sets, scope, keep, **kw), queries, scope)["all"]
             result["scopes"][scope]["ablation"] = abl
         print(f"[{time.perf_counter() - t0:6.1f}s] scope {scope} done", file=sys.stderr, flush=True)
     result["seconds"] = round(time.perf_counter() - t0, 1)
@@ -126,6 +173,13 @@ def main(argv=None) -> int:
         for name, s in r["methods"].items():
             a = s["all"]
             print(f"| {name} | " + " | ".join(f"{a[m]:.3f}" for m in METRICS) + " |")
+        sp = r["seeds"]
+        print(f"\nranker mAP over seeds {', '.join(sp['map'])}: {sp['map_mean']:.3f} +- {sp['map_sd']:.3f} "
+              f"(min {min(sp['map'].values()):.3f}, max {max(sp['map'].values()):.3f}); "
+              f"ratio to BM25 {sp['ratio_to_bm25']['mean']:.2f}x (min {sp['ratio_to_bm25']['min']:.2f}x, "
+              f"max {sp['ratio_to_bm25']['max']:.2f}x); first seed {sp['bootstrap']['ratio']:.2f}x, "
+              f"bootstrap 95% [{sp['bootstrap']['ci95'][0]:.2f}, {sp['bootstrap']['ci95'][1]:.2f}], "
+              f"P(< 1.8x) {sp['bootstrap']['p_below_1.8']:.2f}")
         if "ablation" in r:
             full = r["methods"]["ranker"]["all"]["map"]
             print("\n| without | mAP | ΔmAP | R@1 | MRR |\n|---|---|---|---|---|")
