@@ -16,7 +16,9 @@ once with the collection's), minus the held-out company's queries in both.
 The "ranker" rows use the first seed; the run is repeated for every seed of
 ``--seeds`` and the spread reported, with a bootstrap interval (queries
 resampled) of the ranker-to-BM25 mAP ratio, so a figure is never one lucky seed.
-``--ablation`` retrains without each feature in turn (within-document, first seed).
+``--ablation`` retrains without each feature in turn (within-document, first seed);
+``--group-ablation`` without each group of ``GROUPS`` (the heading tree's features, the
+page-level ones, the dense ones), over every seed.
 """
 
 from __future__ import annotations
@@ -33,11 +35,20 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from eval.retrieval_metrics import evaluate  # noqa: E402
-from retrievers.features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names  # noqa: E402
+from retrievers.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from retrievers.training import cross_validate, load_queries, make_training_set  # noqa: E402
 
 SCOPES = ("doc", "collection")
+#: features dropped together by ``--group-ablation``: one at a time, tree features stand in for
+#: each other (a chunk's depth, section position and ancestor words are correlated), so the
+#: tree's worth shows only when all of them go
+GROUPS = {
+    "tree": ("bm25_anc_max", "same_word_anc", "pos", "pos_ratio", "bm25_section", "depth", "sec_pos_ratio",
+             "coverage_ctx", "dense_path"),
+    "page": ("page_pos", "page_bm25", "page_bm25_rel", "page_coverage", "page_num_ratio"),
+    "dense": DENSE_FEATURES,
+}
 
 METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10", "recall_all@5", "recall_all@10", "ndcg@10")
 DEPTH = 100
@@ -96,12 +107,24 @@ def bootstrap_ratio(a, b, *, n=2000, seed=0):
             "p_below_1.8": round(float((r < 1.8).mean()), 3), "resamples": n}
 
 
+def bootstrap_diff(a, b, *, n=2000, seed=0):
+    """95% interval of mean(a) - mean(b) with queries resampled (paired), and P(difference <= 0)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    idx = np.random.default_rng(seed).integers(0, a.size, size=(n, a.size))
+    d = a[idx].mean(axis=1) - b[idx].mean(axis=1)
+    lo, hi = np.percentile(d, [2.5, 97.5])
+    return {"diff": round(float(a.mean() - b.mean()), 4), "ci95": [round(float(lo), 3), round(float(hi), 3)],
+            "p_not_above": round(float((d <= 0).mean()), 4), "resamples": n}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", required=True)
     ap.add_argument("--queries", default=str(REPO.parent / "shared" / "data" / "retrieval" / "queries.jsonl"))
     ap.add_argument("--scopes", default="doc,collection")
-    ap.add_argument("--ablation", action="store_true")
+    ap.add_argument("--ablation", action="store_true", help="drop each feature in turn (within-document, first seed)")
+    ap.add_argument("--group-ablation", action="store_true",
+                    help="drop each feature group (tree, page, dense) in turn (within-document, every seed)")
     ap.add_argument("--graded", action="store_true", help="also score a ranker trained with evidence-graded labels")
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--learning-rate", type=float, default=0.01)
@@ -151,6 +174,8 @@ def main(argv=None) -> int:
                               "max": round(float(maps.max() / base), 3)},
             "bootstrap": bootstrap_ratio([sc["ranker"]["per_query"][q]["map"] for q in qids],
                                          [sc["bm25"]["per_query"][q]["map"] for q in qids]),
+            "bootstrap_diff": {m: bootstrap_diff([sc["ranker"]["per_query"][q]["map"] for q in qids],
+                                                 [sc[m]["per_query"][q]["map"] for q in qids]) for m in modes},
         }
         # candidate recall: share of queries with a relevant page among the candidates at all
         cand_hit = np.mean([bool(set(_items(index, ts.rows[s], scope, q.doc)) & _qrels([q], scope)[q.qid])
@@ -162,6 +187,18 @@ def main(argv=None) -> int:
                 keep = [x for x in feats if x != f]
                 abl[f] = _score(ranker_run(index, sets, scope, keep, **kw), queries, scope)["all"]
             result["scopes"][scope]["ablation"] = abl
+        if args.group_ablation and scope == "doc":
+            grp = {}
+            for g, members in GROUPS.items():
+                keep = [x for x in feats if x not in members]
+                if len(keep) == len(feats):
+                    continue  # the index lacks the group (lexical index: no dense features)
+                gm = np.array([_score(ranker_run(index, sets, scope, keep, **{**kw, "seed": sd}), queries, scope)["all"]["map"]
+                               for sd in seeds])
+                grp[g] = {"dropped": [x for x in feats if x in members], "map_mean": round(float(gm.mean()), 4),
+                          "map_sd": round(float(gm.std(ddof=1)) if gm.size > 1 else 0.0, 4),
+                          "delta": round(float(gm.mean() - maps.mean()), 4)}
+            result["scopes"][scope]["group_ablation"] = grp
         print(f"[{time.perf_counter() - t0:6.1f}s] scope {scope} done", file=sys.stderr, flush=True)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -180,11 +217,18 @@ def main(argv=None) -> int:
               f"max {sp['ratio_to_bm25']['max']:.2f}x); first seed {sp['bootstrap']['ratio']:.2f}x, "
               f"bootstrap 95% [{sp['bootstrap']['ci95'][0]:.2f}, {sp['bootstrap']['ci95'][1]:.2f}], "
               f"P(< 1.8x) {sp['bootstrap']['p_below_1.8']:.2f}")
+        for m, d in sp["bootstrap_diff"].items():
+            print(f"ranker (first seed) minus {m}: {d['diff']:+.3f} mAP, bootstrap 95% [{d['ci95'][0]:+.3f}, "
+                  f"{d['ci95'][1]:+.3f}], P(<= 0) {d['p_not_above']:.3f}")
         if "ablation" in r:
             full = r["methods"]["ranker"]["all"]["map"]
             print("\n| without | mAP | ΔmAP | R@1 | MRR |\n|---|---|---|---|---|")
             for f, a in r["ablation"].items():
                 print(f"| {f} | {a['map']:.3f} | {a['map'] - full:+.3f} | {a['recall_any@1']:.3f} | {a['mrr']:.3f} |")
+        if "group_ablation" in r:
+            print("\n| without group | features | mAP (mean +- sd over seeds) | ΔmAP |\n|---|---|---|---|")
+            for g, a in r["group_ablation"].items():
+                print(f"| {g} | {', '.join(a['dropped'])} | {a['map_mean']:.3f} +- {a['map_sd']:.3f} | {a['delta']:+.3f} |")
     return 0
 
 
