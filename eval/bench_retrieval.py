@@ -96,24 +96,30 @@ def ranker_run(index, sets, scope, features, train_scope="both", **params):
     return {q.qid: _items(index, rows[:DEPTH], scope, q.doc) for q, rows in zip(sets[scope].queries, ranked)}
 
 
+def _resampled_means(a, b, n, seed):
+    """Means of ``a`` and ``b`` over ``n`` paired resamples of the queries (the same draw for both)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    idx = np.random.default_rng(seed).integers(0, a.size, size=(n, a.size))
+    return a, b, a[idx].mean(axis=1), b[idx].mean(axis=1)
+
+
+def _ci95(x):
+    return [round(float(v), 3) for v in np.percentile(x, [2.5, 97.5])]
+
+
 def bootstrap_ratio(a, b, *, n=2000, seed=0):
     """95% interval of mean(a) / mean(b) with queries resampled (paired), and P(ratio < 1.8)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, a.size, size=(n, a.size))
-    r = a[idx].mean(axis=1) / np.maximum(b[idx].mean(axis=1), 1e-12)
-    lo, hi = np.percentile(r, [2.5, 97.5])
-    return {"ratio": round(float(a.mean() / b.mean()), 4), "ci95": [round(float(lo), 3), round(float(hi), 3)],
+    a, b, ma, mb = _resampled_means(a, b, n, seed)
+    r = ma / np.maximum(mb, 1e-12)
+    return {"ratio": round(float(a.mean() / b.mean()), 4), "ci95": _ci95(r),
             "p_below_1.8": round(float((r < 1.8).mean()), 3), "resamples": n}
 
 
 def bootstrap_diff(a, b, *, n=2000, seed=0):
     """95% interval of mean(a) - mean(b) with queries resampled (paired), and P(difference <= 0)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    idx = np.random.default_rng(seed).integers(0, a.size, size=(n, a.size))
-    d = a[idx].mean(axis=1) - b[idx].mean(axis=1)
-    lo, hi = np.percentile(d, [2.5, 97.5])
-    return {"diff": round(float(a.mean() - b.mean()), 4), "ci95": [round(float(lo), 3), round(float(hi), 3)],
+    a, b, ma, mb = _resampled_means(a, b, n, seed)
+    d = ma - mb
+    return {"diff": round(float(a.mean() - b.mean()), 4), "ci95": _ci95(d),
             "p_not_above": round(float((d <= 0).mean()), 4), "resamples": n}
 
 
@@ -166,16 +172,14 @@ def main(argv=None) -> int:
             per_seed[sd] = _score(ranker_run(index, sets, scope, feats, **{**kw, "seed": sd}), queries, scope)
         maps = np.array([v["all"]["map"] for v in per_seed.values()])
         base = sc["bm25"]["all"]["map"]
-        qids = [q.qid for q in queries]
+        per_query = {m: [sc[m]["per_query"][q.qid]["map"] for q in queries] for m in ("ranker", *modes)}
         spread = {
             "map": {str(k): v["all"]["map"] for k, v in per_seed.items()},
             "map_mean": round(float(maps.mean()), 4), "map_sd": round(float(maps.std(ddof=1)) if maps.size > 1 else 0.0, 4),
             "ratio_to_bm25": {"mean": round(float(maps.mean() / base), 3), "min": round(float(maps.min() / base), 3),
                               "max": round(float(maps.max() / base), 3)},
-            "bootstrap": bootstrap_ratio([sc["ranker"]["per_query"][q]["map"] for q in qids],
-                                         [sc["bm25"]["per_query"][q]["map"] for q in qids]),
-            "bootstrap_diff": {m: bootstrap_diff([sc["ranker"]["per_query"][q]["map"] for q in qids],
-                                                 [sc[m]["per_query"][q]["map"] for q in qids]) for m in modes},
+            "bootstrap": bootstrap_ratio(per_query["ranker"], per_query["bm25"]),
+            "bootstrap_diff": {m: bootstrap_diff(per_query["ranker"], per_query[m]) for m in modes},
         }
         # candidate recall: share of queries with a relevant page among the candidates at all
         cand_hit = np.mean([bool(set(_items(index, ts.rows[s], scope, q.doc)) & _qrels([q], scope)[q.qid])
