@@ -226,8 +226,9 @@ def register_train_ranker(subparsers: Any) -> None:
     p.add_argument("queries", metavar="QUERIES.jsonl", help="queries with relevant 0-based pages")
     p.add_argument("--index", required=True, metavar="DIR", help="the index the queries' documents are in")
     p.add_argument("--out", default=None, metavar="MODEL.txt", help="write the model here instead of into the index")
-    p.add_argument("--features", default="all",
-                   help="all (default; lexical when the index has no embeddings), lexical, held, or a comma list")
+    p.add_argument("--features", default="portable",
+                   help="portable (default: per-query normalised scores, structure, section mentions), all (the "
+                        "22 raw and relative features), lexical, held, or a comma list")
     p.add_argument("--scope", default="doc", choices=["doc", "collection", "both"],
                    help="candidates from each query's document (default), the collection, or both")
     p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
@@ -239,8 +240,10 @@ def register_train_ranker(subparsers: Any) -> None:
 
 
 def resolve_features(spec: str, corpus) -> tuple[str, ...]:
-    from .features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
+    from .features import HELD_FEATURES, KNOWN_FEATURES, LEXICAL_FEATURES, feature_names, portable_feature_names
 
+    if spec == "portable":
+        return portable_feature_names(corpus)
     if spec == "all":
         return feature_names(corpus)
     if spec == "lexical":
@@ -248,13 +251,13 @@ def resolve_features(spec: str, corpus) -> tuple[str, ...]:
     if spec == "held":
         return HELD_FEATURES
     names = tuple(s.strip() for s in spec.split(",") if s.strip())
-    bad = [n for n in names if n not in ALL_FEATURES]
+    bad = [n for n in names if n not in KNOWN_FEATURES]
     if bad or not names:
-        raise ConfigError(f"unknown features {bad}; known: {', '.join(ALL_FEATURES)}")
+        raise ConfigError(f"unknown features {bad}; known: {', '.join(KNOWN_FEATURES)}")
     return names
 
 
-def train_from_queries(index, queries_path: str, *, features: str = "all", scope: str = "doc", candidates: int = 100,
+def train_from_queries(index, queries_path: str, *, features: str = "portable", scope: str = "doc", candidates: int = 100,
                        graded: bool = False, seed: int = 0, trees: int = 500, progress: bool | None = None):
     """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
     from .index import _progress_enabled

@@ -39,7 +39,7 @@ __all__ = ["LAYOUT", "ChunkRecord", "DocRecord", "Corpus", "doc_nodes", "path_te
 
 #: Version of the derived-array layout (bump when arrays are added or change meaning;
 #: an index with another layout rebuilds them from its database, no re-parse needed).
-LAYOUT = "corpus/2"
+LAYOUT = "corpus/3"
 
 #: How a section path is written for embedding (the separator reads as a path).
 PATH_SEPARATOR = " > "
@@ -149,6 +149,9 @@ class Corpus:
     bm25_sections: SparseBM25
     chunk_vectors: np.ndarray | None = None
     node_vectors: np.ndarray | None = None
+    #: each node's own heading text (the last element of its path), for section-name
+    #: mentions in queries (:mod:`retrievers.mentions`)
+    node_titles: list[str] = field(default_factory=list, repr=False)
     _doc_index: dict[str, int] = field(default_factory=dict, repr=False)
     #: mean ``chunk_num_ratio`` of the chunks starting on each page (by ``chunk_page_key``);
     #: derived on load, not stored
@@ -156,6 +159,7 @@ class Corpus:
 
     def __post_init__(self) -> None:
         self._doc_index = {n: i for i, n in enumerate(self.doc_names)}
+        self._mention_keys: dict[int, tuple] = {}  # node -> its parsed heading (filled as queries need it)
         n_pages = int(self.chunk_page_key.max()) + 1 if self.chunk_page_key.size else 0
         count = np.bincount(self.chunk_page_key, minlength=n_pages)
         total = np.bincount(self.chunk_page_key, weights=self.chunk_num_ratio, minlength=n_pages)
@@ -197,7 +201,7 @@ class Corpus:
         names, page_count, c_start, n_start = [], [], [0], [0]
         c_doc, c_rowid, c_first, c_ptr, c_pages = [], [], [], [0], []
         c_sib_i, c_sib_n, c_depth, c_node, c_anc = [], [], [], [], []
-        n_doc, n_depth, n_sib_i, n_sib_n = [], [], [], []
+        n_doc, n_depth, n_sib_i, n_sib_n, n_title = [], [], [], [], []
         c_len, c_num, c_pkey = [], [], []
         page_base = 0
         chunk_tokens: list = []
@@ -235,6 +239,7 @@ class Corpus:
                 n_depth.append(len(p))
                 n_sib_i.append(nodes.node_sib_index[j])
                 n_sib_n.append(nodes.node_sib_count[j])
+                n_title.append(p[-1])
                 head_tokens.append(tokenizer.tokenize(p[-1]))
                 section_tokens.append(sec_toks[j])
             c_start.append(len(c_doc))
@@ -283,6 +288,7 @@ class Corpus:
             bm25_sections=SparseBM25(*bm25).fit(section_tokens),
             chunk_vectors=np.concatenate(cvecs) if dense else None,
             node_vectors=(np.concatenate(nvecs) if nvecs else np.zeros((0, dim), np.float32)) if dense else None,
+            node_titles=n_title,
         )
 
     # --- persistence ----------------------------------------------------------
@@ -295,7 +301,8 @@ class Corpus:
         p = Path(path)
         p.mkdir(parents=True, exist_ok=True)
         np.savez(p / "arrays.npz", **{k: getattr(self, k) for k in _ARRAYS})
-        (p / "docs.json").write_text(json.dumps({"names": self.doc_names}, ensure_ascii=False), encoding="utf-8")
+        (p / "docs.json").write_text(json.dumps({"names": self.doc_names, "node_titles": self.node_titles},
+                                                ensure_ascii=False), encoding="utf-8")
         self.bm25_chunks.save(p / "bm25_chunks")
         self.bm25_heads.save(p / "bm25_heads")
         self.bm25_sections.save(p / "bm25_sections")
@@ -315,7 +322,8 @@ class Corpus:
         try:
             with np.load(p / "arrays.npz", allow_pickle=False) as z:
                 arrays = {k: z[k] for k in _ARRAYS}
-            names = json.loads((p / "docs.json").read_text(encoding="utf-8"))["names"]
+            names_json = json.loads((p / "docs.json").read_text(encoding="utf-8"))
+            names, titles = names_json["names"], names_json["node_titles"]
         except (OSError, KeyError, ValueError) as e:
             raise IndexFormatError(f"cannot read search arrays: {e}", path=p) from e
         if chunk_vectors is None and (p / "chunk_vectors.npy").exists():
@@ -328,5 +336,6 @@ class Corpus:
             bm25_sections=SparseBM25.load(p / "bm25_sections"),
             chunk_vectors=chunk_vectors,
             node_vectors=node_vectors,
+            node_titles=list(titles),
             **arrays,
         )

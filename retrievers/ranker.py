@@ -122,8 +122,14 @@ class LambdaRanker:
             "verbosity": -1,
         }
 
-    def fit(self, X: np.ndarray, y: np.ndarray, group: Sequence[int], *, metadata: Mapping[str, Any] | None = None) -> "LambdaRanker":
-        """Learn from rows ``X`` with graded labels ``y`` (ints >= 0), ``group`` rows per query."""
+    def fit(self, X: np.ndarray, y: np.ndarray, group: Sequence[int], *, group_weight: Sequence[float] | None = None,
+            metadata: Mapping[str, Any] | None = None) -> "LambdaRanker":
+        """Learn from rows ``X`` with graded labels ``y`` (ints >= 0), ``group`` rows per query.
+
+        ``group_weight``: one weight per query (>= 0), e.g. :func:`retrievers.training.family_weights`
+        so that a family with many questions does not outweigh the others; LightGBM
+        scales each query's LambdaRank gradients by it.
+        """
         import lightgbm as lgb
 
         X = np.asarray(X, dtype=np.float32)
@@ -138,8 +144,15 @@ class LambdaRanker:
         if (y < 0).any() or not np.array_equal(y, np.round(y)):
             raise ConfigError("labels must be non-negative integers (relevance grades)")
         y = y.astype(np.int32)
+        weight = None
+        if group_weight is not None:
+            gw = np.asarray(group_weight, dtype=np.float64)
+            if gw.shape != group.shape or (gw < 0).any() or not np.isfinite(gw).all():
+                raise ConfigError(f"group_weight needs one finite weight >= 0 per query ({group.shape[0]}), "
+                                  f"got shape {gw.shape}")
+            weight = np.repeat(gw, group)  # LightGBM takes row weights; constant within a query
         params = self._lgb_params(int(y.max(initial=0)))
-        ds = lgb.Dataset(X, label=y, group=group, feature_name=list(self.features), free_raw_data=True)
+        ds = lgb.Dataset(X, label=y, group=group, weight=weight, feature_name=list(self.features), free_raw_data=True)
         self.booster_ = lgb.train(params, ds, num_boost_round=self.n_estimators)
         self.metadata_ = dict(metadata or {})
         self.metadata_.update({"n_rows": int(X.shape[0]), "n_queries": int(group.shape[0]), "n_positive": int((y > 0).sum())})

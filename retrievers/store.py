@@ -246,6 +246,18 @@ class Store:
         with self._lock:
             return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
 
+    def set_settings(self, settings: Mapping[str, Any]) -> None:
+        """Store settings (JSON values) decided after creation, e.g. an ``auto`` dense model."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                                      sorted((k, json.dumps(v, sort_keys=True)) for k, v in settings.items()))
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+
     def setting(self, key: str, default: Any = None) -> Any:
         v = self.meta().get(key)
         return json.loads(v) if v is not None else default

@@ -18,13 +18,14 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable, Literal, NamedTuple, Sequence
+from collections import Counter
+from typing import Any, Callable, Iterable, Literal, NamedTuple, Sequence
 
 import numpy as np
 
 from structrag.errors import ConfigError, ReferenceFormatError
 
-from .features import ALL_FEATURES, compute_features, feature_names
+from .features import KNOWN_FEATURES, compute_features, feature_names, needs_dense
 from .ranker import LambdaRanker
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "make_training_set",
     "concat_training_sets",
     "train_ranker",
+    "family_weights",
+    "leave_one_family_out",
     "cross_validate",
     "file_sha1",
 ]
@@ -49,6 +52,9 @@ class Query(NamedTuple):
     group: str  # company (cross-validation group); the document when absent
     source: str
     evidence: tuple[tuple[int, str], ...]
+    family: str = ""  # template family (``family``, else the company, else the document)
+    lang: str = "en"
+    names_section: bool | None = None  # the question names a section of its document (where labelled)
 
 
 def file_sha1(path: str | os.PathLike) -> str:
@@ -85,8 +91,11 @@ def load_queries(path: str | os.PathLike) -> list[Query]:
             raise ReferenceFormatError(f"line {n}: duplicate qid {qid!r}", path=p)
         seen.add(qid)
         ev = tuple((int(e["page"]), str(e.get("text", ""))) for e in d.get("evidence", []) or [] if "page" in e)
-        out.append(Query(qid, str(d["query"]), str(d["doc"]), tuple(sorted(set(pages))),
-                         str(d.get("company") or d["doc"]), str(d.get("source", "")), ev))
+        group = str(d.get("company") or d["doc"])
+        ns = d.get("names_section")
+        out.append(Query(qid, str(d["query"]), str(d["doc"]), tuple(sorted(set(pages))), group,
+                         str(d.get("source", "")), ev, str(d.get("family") or group), str(d.get("lang") or "en"),
+                         bool(ns) if ns is not None else None))
     if not out:
         raise ReferenceFormatError("no queries in the file", path=p)
     return out
@@ -167,7 +176,7 @@ def make_training_set(
         d = corpus.doc_id(q.doc)
         if d is None:
             continue
-        qs = index.query_scores(q.query, dense=any(f in ("dense", "dense_path", "dense_rel") for f in names))
+        qs = index.query_scores(q.query, dense=needs_dense(names))
         cand = index.candidates(qs, doc=q.doc if scope == "doc" else None, n=candidates)
         if cand.size == 0:
             continue
@@ -203,24 +212,98 @@ def make_training_set(
                        np.concatenate(rows_all), np.concatenate(pos_all), names)
 
 
+Balance = Literal["none", "family"]
+
+
+def family_weights(queries: Sequence[Query], *, key: Callable[[Query], str] | None = None) -> np.ndarray:
+    """One weight per query so that every family weighs the same in total (``1 / queries of
+    its family``, scaled to mean 1); ``key`` gives a query's family (default ``Query.family``).
+
+    A query that appears in several groups (``--scope both``) counts once per group,
+    so its family's weight is shared among all of them.  No queries: an empty array.
+    """
+    key = key or (lambda q: q.family)
+    fam = [key(q) for q in queries]
+    if not fam:
+        return np.zeros(0)
+    counts = Counter(fam)
+    w = np.array([1.0 / counts[f] for f in fam])
+    return w * (len(w) / w.sum())
+
+
+def _weights(queries: Sequence[Query], balance: Balance) -> np.ndarray | None:
+    if balance not in ("none", "family"):
+        raise ConfigError(f"balance must be 'none' or 'family', got {balance!r}")
+    return family_weights(queries) if balance == "family" else None
+
+
 def train_ranker(
     ts: TrainingSet,
     *,
     features: Sequence[str] | None = None,
     seed: int = 0,
+    balance: Balance = "none",
     metadata: dict[str, Any] | None = None,
     **params: Any,
 ) -> LambdaRanker:
-    """Fit a :class:`LambdaRanker` on a training set (optionally a subset of its features)."""
+    """Fit a :class:`LambdaRanker` on a training set (optionally a subset of its features);
+    ``balance="family"`` weighs the queries with :func:`family_weights`."""
     names = tuple(features or ts.features)
-    unknown = [f for f in names if f not in ALL_FEATURES or f not in ts.features]
+    unknown = [f for f in names if f not in KNOWN_FEATURES or f not in ts.features]
     if unknown:
         raise ConfigError(f"features {unknown} are not in the training set ({', '.join(ts.features)})")
     sub = ts.subset(range(len(ts.queries)), names)
     model = LambdaRanker(names, seed=seed, **params)
-    meta = {"queries": len(sub.queries)}
+    meta = {"queries": len(sub.queries), "balance": balance}
     meta.update(metadata or {})
-    return model.fit(sub.X, sub.y, sub.group, metadata=meta)
+    return model.fit(sub.X, sub.y, sub.group, group_weight=_weights(sub.queries, balance), metadata=meta)
+
+
+def leave_one_family_out(
+    test: TrainingSet,
+    *,
+    train: TrainingSet | None = None,
+    features: Sequence[str] | None = None,
+    families: Sequence[str] | None = None,
+    seed: int = 0,
+    balance: Balance = "family",
+    **params: Any,
+) -> list[np.ndarray | None]:
+    """Each query of ``test`` re-ordered by a ranker that saw neither its family nor its document.
+
+    ``train`` (default ``test``) holds the training groups of every query set, e.g.
+    the concatenation of several indexes' training sets; for a held-out family,
+    every training query of that family *or on one of its documents* is left out
+    (two question sets can share a filing).  ``families``: the ones to score
+    (default: every family in ``test``); the other queries get ``None``.
+    Returns one row array per query of ``test``, best first.
+    """
+    train = train if train is not None else test
+    names = tuple(features or test.features)
+    for part, what in ((test, "test"), (train, "training")):
+        if not set(names) <= set(part.features):
+            raise ConfigError(f"the {what} set lacks features {sorted(set(names) - set(part.features))}")
+    fams = list(families) if families is not None else sorted({q.family for q in test.queries})
+    if len({q.family for q in train.queries}) < 2:
+        raise ConfigError("leave-one-family-out needs training queries of at least two families")
+    sl = test.query_slices()
+    cols = [test.features.index(f) for f in names]
+    out: list[np.ndarray | None] = [None] * len(test.queries)
+    for f in fams:
+        held = [i for i, q in enumerate(test.queries) if q.family == f]
+        if not held:
+            continue
+        docs = {test.queries[i].doc for i in held}
+        keep = [i for i, q in enumerate(train.queries) if q.family != f and q.doc not in docs]
+        if not keep:
+            raise ConfigError(f"nothing left to train on without family {f!r}")
+        tr = train.subset(keep, names)
+        model = LambdaRanker(names, seed=seed, **params).fit(tr.X, tr.y, tr.group,
+                                                              group_weight=_weights(tr.queries, balance))
+        for i in held:
+            s = model.predict(test.X[sl[i]][:, cols])
+            out[i] = test.rows[sl[i]][np.argsort(-s, kind="stable")]
+    return out
 
 
 def cross_validate(

@@ -70,7 +70,8 @@ def test_train_ranker_then_ranker_mode(cli_index, tmp_path, capsys):
                  "--candidates", "20"]) == 0
     assert "trained on 5 queries" in capsys.readouterr().out
     meta = json.loads(model.with_suffix(".json").read_text())
-    assert meta["features"][:2] == ["bm25", "bm25_anc_max"] and len(meta["metadata"]["queries_sha1"]) == 40
+    assert meta["features"][:2] == ["pos", "pos_ratio"] and "bm25_z" in meta["features"]  # the portable set
+    assert len(meta["metadata"]["queries_sha1"]) == 40
     assert main(["train-ranker", str(q), "--index", str(out), "--trees", "20", "--candidates", "20"]) == 0
     assert (out / "ranker.txt").exists()
     capsys.readouterr()

