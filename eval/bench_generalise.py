@@ -164,11 +164,12 @@ def _pages(index: Index, rows, doc: str) -> list[int]:
 
 def baseline_runs(part: Part, pbm25: PageBM25) -> dict[str, dict[str, list]]:
     ix = part.index
-    runs: dict[str, dict] = {"page-bm25": {}, "bm25": {}, "dense": {}, "hybrid": {}}
+    runs: dict[str, dict] = {"page-bm25": {}, "bm25": {}, "dense": {}, "hybrid": {}} if ix.has_dense else \
+        {"page-bm25": {}, "bm25": {}}
     for q in part.queries:
         runs["page-bm25"][q.qid] = pbm25.rank(q.query, q.doc)
         qs = ix.query_scores(q.query, dense=True)
-        for m in ("bm25", "dense", "hybrid"):
+        for m in ("bm25", "dense", "hybrid") if ix.has_dense else ("bm25",):
             runs[m][q.qid] = _pages(ix, ix.rank(qs, k=DEPTH, doc=q.doc, mode=m, candidates=DEPTH).indices, q.doc)
     return runs
 
@@ -240,9 +241,26 @@ def main(argv=None) -> int:
     ap.add_argument("--old-model", default=None, help="the ranker shipped before (default: git HEAD~ copy made by "
                     "the caller; skipped when absent)")
     ap.add_argument("--trees", type=int, default=500)
+    ap.add_argument("--jobs", type=int, default=3, help="folds trained in parallel worker processes")
     ap.add_argument("--learning-rate", type=float, default=0.01)
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "generalise.json"))
+    ap.add_argument("--zh-choices-only", action="store_true",
+                    help="only the Chinese tokeniser and dense-model comparison (fast)")
+    ap.add_argument("--train-shipped", default=None, metavar="DIR",
+                    help="train the shipped rankers on every query set into DIR (retrievers/models) and stop")
     args = ap.parse_args(argv)
+    if args.train_shipped:
+        parts, opened = load_parts(args)
+        print(json.dumps(train_shipped(args, parts, Path(args.train_shipped)), indent=1))
+        for ix in opened.values():
+            ix.close()
+        return 0
+    if args.zh_choices_only:
+        got = zh_choices(args, Path(args.cache))
+        print(json.dumps(got, indent=1))
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps({"zh_choices": got}, indent=1))
+        return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     t0 = time.perf_counter()
 
@@ -252,6 +270,7 @@ def main(argv=None) -> int:
     cache = Path(args.cache)
     parts, opened = load_parts(args)
     params = {"n_estimators": args.trees, "learning_rate": args.learning_rate}
+    lofo_params = {**params, "n_jobs": args.jobs}
     seeds = [int(s) for s in args.seeds.split(",")]
     variants = [v for v in args.variants.split(",") if v]
     part_of = {q.qid: p for p in parts for q in p.queries}
@@ -305,22 +324,20 @@ def main(argv=None) -> int:
             keep = [i for i, q in enumerate(train.queries) if set_of[q.qid] == only]
             tr = train.subset(keep)
         for sd in seeds if v == "portable" else seeds[:1]:
-            if only:  # trained on one set: score the other sets (its own set by its families)
-                ranked = leave_one_family_out(test, train=tr, features=names, seed=sd, balance=balance, **params)
-            else:
-                ranked = leave_one_family_out(test, train=tr, features=names, seed=sd, balance=balance, **params)
+            # with ``only``, trained on one set: its own families are held out one at a time as usual
+            ranked = leave_one_family_out(test, train=tr, features=names, seed=sd, balance=balance, **lofo_params)
             run = rows_to_run(test, ranked, part_of)
             if sd == seeds[0]:
                 runs[f"ranker:{v}"] = run
             per_seed_map[v][sd] = run
-        log(f"LOFO {v} done")
+            log(f"LOFO {v} seed {sd} done")
 
     # leave-one-set-out: no question of the held-out set's kind in training at all
     los = {}
     set_test = test._replace(queries=[q._replace(family=set_of[q.qid]) for q in test.queries])
     set_train = train._replace(queries=[q._replace(family=set_of[q.qid]) for q in train.queries])
     ranked = leave_one_family_out(set_test, train=set_train, features=portable, seed=seeds[0], balance="family",
-                                  **params)
+                                  **lofo_params)
     los = rows_to_run(set_test, ranked, part_of)
     runs["ranker:leave-one-set-out"] = los
     log("leave-one-set-out done")
@@ -333,7 +350,7 @@ def main(argv=None) -> int:
         doc_train = train._replace(queries=[q._replace(family=(q.doc if set_of[q.qid] == "prospectus-zh" else q.family))
                                             for q in train.queries])
         ranked = leave_one_family_out(doc_test, train=doc_train, features=portable, seed=seeds[0], balance="family",
-                                      families=sorted({q.doc for q in zh}), **params)
+                                      families=sorted({q.doc for q in zh}), **lofo_params)
         runs["ranker:leave-one-prospectus-out"] = rows_to_run(doc_test, ranked, part_of)
         log("leave-one-prospectus-out done")
 
@@ -385,6 +402,7 @@ def main(argv=None) -> int:
                                 "sd": round(float(vals.std(ddof=1)), 4) if vals.size > 1 else 0.0,
                                 "bm25": round(bm_map, 4), "ratio": round(float(vals.mean() / bm_map), 3)}
         log("company CV done")
+    result["zh_choices"] = zh_choices(args, cache)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False))
@@ -392,6 +410,62 @@ def main(argv=None) -> int:
     for ix in opened.values():
         ix.close()
     return 0
+
+
+def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
+    """The shipped rankers: portable features, every query of every set, family-balanced
+    (``default-dense``: with the dense features; ``default-lexical``: without)."""
+    import hashlib
+
+    from retrievers.features import PORTABLE_LEXICAL
+    from retrievers.training import train_ranker
+
+    files = [DATA / "retrieval" / "queries.jsonl", DATA / "longdoc" / "queries.jsonl", Path(args.zh_queries),
+             Path(args.en_queries)]
+    meta = {"queries_files": {f.name: hashlib.sha1(f.read_bytes()).hexdigest() for f in files if f.exists()},
+            "documents_sha1": sorted({d.sha1 for p in parts for d in p.index.documents()}),
+            "indexes": sorted({f"{Path(p.index.path).name} ({p.index.dense_model}, cjk={p.index.tokenizer.cjk})"
+                               for p in parts}),
+            "families": len({q.family for p in parts for q in p.queries}), "balance": "family",
+            "groups": "each query's document candidates, plus the filings' collection candidates",
+            "command": " ".join(["python", "eval/bench_generalise.py", *sys.argv[1:]])}
+    out = {}
+    for name, feats in (("default-dense", PORTABLE_FEATURES), ("default-lexical", PORTABLE_LEXICAL)):
+        _, train, _ = training_sets(parts, feats)
+        model = train_ranker(train, seed=0, balance="family", metadata=meta, n_estimators=args.trees,
+                             learning_rate=args.learning_rate)
+        path = model.save(out_dir / f"{name}.txt")
+        out[name] = {"path": str(path), "queries": len(train.queries), "features": list(feats)}
+    return out
+
+
+def zh_choices(args, cache: Path) -> dict:
+    """The Chinese set's BM25 (chunks and whole pages) under each CJK tokenisation, and its dense
+    retrieval under each model: the choices of issue 14 item 4, measured on the development set."""
+    if not Path(args.zh_queries).exists():
+        return {}
+    qs = [_with(q, set_name="prospectus-zh") for q in load_queries(args.zh_queries)]
+    out: dict = {"bm25": {}, "dense": {}}
+    for mode in ("bigram", "jieba", "jieba-search"):
+        d = index_dir(cache, "prospectus", "lexical" if mode == "bigram" else f"lexical-{mode}")
+        if not (d / "index.sqlite").exists():
+            continue
+        with Index.open(d) as ix:
+            pb = PageBM25(ix, cache)
+            run = {q.qid: _pages(ix, ix.rank(q.query, k=DEPTH, doc=q.doc, mode="bm25").indices, q.doc) for q in qs}
+            prun = {q.qid: pb.rank(q.query, q.doc) for q in qs}
+        out["bm25"][mode] = {"chunks": summarise(per_query(run, qs), [q.qid for q in qs]),
+                             "pages": summarise(per_query(prun, qs), [q.qid for q in qs])}
+    for key in ("e5", "minilm"):
+        d = index_dir(cache, "prospectus", key)
+        if not (d / "index.sqlite").exists():
+            continue
+        with Index.open(d) as ix:
+            if any(ix.corpus.doc_id(q.doc) is None for q in qs):
+                continue  # still being built
+            run = {q.qid: _pages(ix, ix.rank(q.query, k=DEPTH, doc=q.doc, mode="dense").indices, q.doc) for q in qs}
+        out["dense"][key] = summarise(per_query(run, qs), [q.qid for q in qs])
+    return out
 
 
 def detected_mentions(parts: list[Part]) -> dict[str, bool]:

@@ -24,6 +24,8 @@ _LAZY = {
     "DENSE_FEATURES": "features",
     "HELD_FEATURES": "features",
     "LEXICAL_FEATURES": "features",
+    "KNOWN_FEATURES": "features",
+    "PORTABLE_FEATURES": "features",
     "compute_features": "features",
     "MODES": "index",
     "AddReport": "index",
@@ -36,6 +38,8 @@ _LAZY = {
     "tokenize": "tokenization",
     "Query": "training",
     "cross_validate": "training",
+    "family_weights": "training",
+    "leave_one_family_out": "training",
     "load_queries": "training",
     "make_training_set": "training",
     "train_ranker": "training",
@@ -57,6 +61,8 @@ __all__ = [
     "LEXICAL_FEATURES",
     "DENSE_FEATURES",
     "HELD_FEATURES",
+    "KNOWN_FEATURES",
+    "PORTABLE_FEATURES",
     "compute_features",
     "LambdaRanker",
     "rrf",
@@ -65,6 +71,8 @@ __all__ = [
     "make_training_set",
     "train_ranker",
     "cross_validate",
+    "family_weights",
+    "leave_one_family_out",
 ]
 
 

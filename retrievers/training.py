@@ -92,10 +92,11 @@ def load_queries(path: str | os.PathLike) -> list[Query]:
         seen.add(qid)
         ev = tuple((int(e["page"]), str(e.get("text", ""))) for e in d.get("evidence", []) or [] if "page" in e)
         group = str(d.get("company") or d["doc"])
-        ns = d.get("names_section")
+        # a file that labels section naming has the key on every line (null: names none)
+        ns = bool(d["names_section"]) if "names_section" in d else None
         out.append(Query(qid, str(d["query"]), str(d["doc"]), tuple(sorted(set(pages))), group,
                          str(d.get("source", "")), ev, str(d.get("family") or group), str(d.get("lang") or "en"),
-                         bool(ns) if ns is not None else None))
+                         ns))
     if not out:
         raise ReferenceFormatError("no queries in the file", path=p)
     return out
@@ -276,10 +277,12 @@ def leave_one_family_out(
     every training query of that family *or on one of its documents* is left out
     (two question sets can share a filing).  ``families``: the ones to score
     (default: every family in ``test``); the other queries get ``None``.
-    Returns one row array per query of ``test``, best first.
+    Returns one row array per query of ``test``, best first.  ``n_jobs`` (in ``params``):
+    folds trained in that many worker processes.
     """
     train = train if train is not None else test
     names = tuple(features or test.features)
+    n_jobs = int(params.pop("n_jobs", 1))
     for part, what in ((test, "test"), (train, "training")):
         if not set(names) <= set(part.features):
             raise ConfigError(f"the {what} set lacks features {sorted(set(names) - set(part.features))}")
@@ -289,6 +292,7 @@ def leave_one_family_out(
     sl = test.query_slices()
     cols = [test.features.index(f) for f in names]
     out: list[np.ndarray | None] = [None] * len(test.queries)
+    tasks = []
     for f in fams:
         held = [i for i, q in enumerate(test.queries) if q.family == f]
         if not held:
@@ -298,12 +302,28 @@ def leave_one_family_out(
         if not keep:
             raise ConfigError(f"nothing left to train on without family {f!r}")
         tr = train.subset(keep, names)
-        model = LambdaRanker(names, seed=seed, **params).fit(tr.X, tr.y, tr.group,
-                                                              group_weight=_weights(tr.queries, balance))
-        for i in held:
-            s = model.predict(test.X[sl[i]][:, cols])
+        Xt = [test.X[sl[i]][:, cols] for i in held]
+        tasks.append((held, (names, seed, params, tr.X, tr.y, tr.group, _weights(tr.queries, balance), Xt)))
+    if n_jobs > 1 and len(tasks) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        # spawn: a forked child would inherit the parent's thread pools (torch, faiss)
+        with ProcessPoolExecutor(max_workers=n_jobs, mp_context=get_context("spawn")) as ex:
+            scores = list(ex.map(_fit_predict, [t for _, t in tasks]))
+    else:
+        scores = [_fit_predict(t) for _, t in tasks]
+    for (held, _), per_query in zip(tasks, scores):
+        for i, s in zip(held, per_query):
             out[i] = test.rows[sl[i]][np.argsort(-s, kind="stable")]
     return out
+
+
+def _fit_predict(task) -> list[np.ndarray]:
+    """One fold of :func:`leave_one_family_out` (a top-level function, so a worker process can run it)."""
+    names, seed, params, X, y, group, weight, tests = task
+    model = LambdaRanker(names, seed=seed, **params).fit(X, y, group, group_weight=weight)
+    return [model.predict(x) for x in tests]
 
 
 def cross_validate(

@@ -44,10 +44,19 @@ def test_nfkc_folds_full_width_forms():
 
 
 def test_chinese_bigrams_and_numbers():
-    assert tokenize("主营业务收入为1,234万元") == ["主营", "营业", "业务", "务收", "收入", "入为", "1234", "万元"]
+    bigram = Tokenizer(cjk="bigram")
+    assert bigram.tokenize("主营业务收入为1,234万元") == ["主营", "营业", "业务", "务收", "收入", "入为", "1234", "万元"]
     # a lone CJK character is a unigram; digits next to CJK are still numbers
+    assert bigram.tokenize("2018年") == ["2018", "年"]
+    assert bigram.tokenize("第一节 释义") == ["第一", "一节", "释义"]
+
+
+def test_chinese_words_by_default():
+    # jieba's search mode: the words and the dictionary words inside them, never a pair
+    # of characters across a word boundary ("务收")
+    assert tokenize("主营业务收入为1,234万元") == ["主营", "营业", "业务", "主营业务", "收入", "为", "1234", "万元"]
     assert tokenize("2018年") == ["2018", "年"]
-    assert tokenize("第一节 释义") == ["第一", "一节", "释义"]
+    assert tokenize("第一节 释义") == ["第一", "一节", "第一节", "释义"]
 
 
 def test_chinese_unigram_option():
@@ -55,7 +64,8 @@ def test_chinese_unigram_option():
 
 
 def test_mixed_script_line():
-    assert tokenize("营业收入 revenue 10-K") == ["营业", "业收", "收入", "revenu", "10-k"]
+    assert Tokenizer(cjk="bigram").tokenize("营业收入 revenue 10-K") == ["营业", "业收", "收入", "revenu", "10-k"]
+    assert tokenize("营业收入 revenue 10-K") == ["营业", "收入", "revenu", "10-k"]
 
 
 def test_options_change_output():
