@@ -216,6 +216,7 @@ def summarise(pq: dict, qids: list[str]) -> dict:
 
 
 def paired_diff(pa: dict, pb: dict, qids: list[str], metric="map", n=2000, seed=0):
+    qids = [q for q in qids if q in pa and q in pb]
     a = np.array([pa[q][metric] for q in qids])
     b = np.array([pb[q][metric] for q in qids])
     if a.size == 0:
@@ -246,6 +247,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "generalise.json"))
     ap.add_argument("--zh-choices-only", action="store_true",
                     help="only the Chinese tokeniser and dense-model comparison (fast)")
+    ap.add_argument("--lofo-families", default=None,
+                    help="comma list: score only these families leave-one-family-out (the others get no ranker row)")
+    ap.add_argument("--no-set-folds", action="store_true",
+                    help="skip leave-one-set-out and leave-one-prospectus-out")
     ap.add_argument("--train-shipped", default=None, metavar="DIR",
                     help="train the shipped rankers on every query set into DIR (retrievers/models) and stop")
     args = ap.parse_args(argv)
@@ -325,7 +330,9 @@ def main(argv=None) -> int:
             tr = train.subset(keep)
         for sd in seeds if v == "portable" else seeds[:1]:
             # with ``only``, trained on one set: its own families are held out one at a time as usual
-            ranked = leave_one_family_out(test, train=tr, features=names, seed=sd, balance=balance, **lofo_params)
+            ranked = leave_one_family_out(test, train=tr, features=names, seed=sd, balance=balance,
+                                          families=args.lofo_families.split(",") if args.lofo_families else None,
+                                          **lofo_params)
             run = rows_to_run(test, ranked, part_of)
             if sd == seeds[0]:
                 runs[f"ranker:{v}"] = run
@@ -333,14 +340,22 @@ def main(argv=None) -> int:
             log(f"LOFO {v} seed {sd} done")
 
     # leave-one-set-out: no question of the held-out set's kind in training at all
-    los = {}
-    set_test = test._replace(queries=[q._replace(family=set_of[q.qid]) for q in test.queries])
-    set_train = train._replace(queries=[q._replace(family=set_of[q.qid]) for q in train.queries])
-    ranked = leave_one_family_out(set_test, train=set_train, features=portable, seed=seeds[0], balance="family",
-                                  **lofo_params)
-    los = rows_to_run(set_test, ranked, part_of)
-    runs["ranker:leave-one-set-out"] = los
-    log("leave-one-set-out done")
+    if not args.no_set_folds:
+        set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, runs, log)
+    score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_map, params, cache, log, opened,
+                     portable, t0)
+    return 0
+
+
+def set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, runs, log):
+    """Leave-one-set-out and, on the Chinese set, leave-one-prospectus-out."""
+    if not args.lofo_families:
+        set_test = test._replace(queries=[q._replace(family=set_of[q.qid]) for q in test.queries])
+        set_train = train._replace(queries=[q._replace(family=set_of[q.qid]) for q in train.queries])
+        ranked = leave_one_family_out(set_test, train=set_train, features=portable, seed=seeds[0], balance="family",
+                                      **lofo_params)
+        runs["ranker:leave-one-set-out"] = rows_to_run(set_test, ranked, part_of)
+        log("leave-one-set-out done")
 
     # the Chinese set by prospectus: a new issuer, the kind of question known
     zh = [q for q in test.queries if set_of[q.qid] == "prospectus-zh"]
@@ -354,7 +369,9 @@ def main(argv=None) -> int:
         runs["ranker:leave-one-prospectus-out"] = rows_to_run(doc_test, ranked, part_of)
         log("leave-one-prospectus-out done")
 
-    # score
+
+def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_map, params, cache, log, opened,
+                     portable, t0):
     pq = {m: per_query(r, [q for q in queries if q.qid in r]) for m, r in runs.items()}
     groups: dict[str, list[str]] = defaultdict(list)
     for q in queries:
@@ -386,11 +403,13 @@ def main(argv=None) -> int:
 
     # the issue-5 protocol on the filings: leave-one-company-out, trained on the filings alone
     fil = [p for p in parts if p.name == "filings"][0]
-    fil_doc = make_training_set(fil.index, fil.queries, features=portable, scope="doc", candidates=DEPTH)
-    fil_col = make_training_set(fil.index, fil.queries, features=portable, scope="collection", candidates=DEPTH)
+    if not [s for s in args.company_cv_seeds.split(",") if s]:
+        fil = None
+    fil_doc = make_training_set(fil.index, fil.queries, features=portable, scope="doc", candidates=DEPTH) if fil else None
+    fil_col = make_training_set(fil.index, fil.queries, features=portable, scope="collection", candidates=DEPTH) if fil else None
     cv = {}
     bm = pq["bm25"]
-    bm_map = float(np.mean([bm[q.qid]["map"] for q in fil_doc.queries]))
+    bm_map = float(np.mean([bm[q.qid]["map"] for q in fil_doc.queries])) if fil else 0.0
     for sd in [int(s) for s in args.company_cv_seeds.split(",") if s]:
         ranked = cross_validate(fil_doc, also=[fil_col], seed=sd, **params)
         run = {q.qid: _pages(fil.index, rows[:DEPTH], q.doc) for q, rows in zip(fil_doc.queries, ranked)}
@@ -430,7 +449,10 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
             "groups": "each query's document candidates, plus the filings' collection candidates",
             "command": " ".join(["python", "eval/bench_generalise.py", *sys.argv[1:]])}
     out = {}
-    for name, feats in (("default-dense", PORTABLE_FEATURES), ("default-lexical", PORTABLE_LEXICAL)):
+    todo = [("default-lexical", PORTABLE_LEXICAL)]
+    if all(p.index.has_dense for p in parts):
+        todo.insert(0, ("default-dense", PORTABLE_FEATURES))
+    for name, feats in todo:
         _, train, _ = training_sets(parts, feats)
         model = train_ranker(train, seed=0, balance="family", metadata=meta, n_estimators=args.trees,
                              learning_rate=args.learning_rate)
@@ -456,15 +478,22 @@ def zh_choices(args, cache: Path) -> dict:
             prun = {q.qid: pb.rank(q.query, q.doc) for q in qs}
         out["bm25"][mode] = {"chunks": summarise(per_query(run, qs), [q.qid for q in qs]),
                              "pages": summarise(per_query(prun, qs), [q.qid for q in qs])}
+    # dense models: on the documents each index has (MiniLM was embedded for one prospectus only),
+    # every model scored on the same questions
+    have = {}
     for key in ("e5", "minilm"):
         d = index_dir(cache, "prospectus", key)
-        if not (d / "index.sqlite").exists():
-            continue
-        with Index.open(d) as ix:
-            if any(ix.corpus.doc_id(q.doc) is None for q in qs):
-                continue  # still being built
-            run = {q.qid: _pages(ix, ix.rank(q.query, k=DEPTH, doc=q.doc, mode="dense").indices, q.doc) for q in qs}
-        out["dense"][key] = summarise(per_query(run, qs), [q.qid for q in qs])
+        if (d / "index.sqlite").exists():
+            with Index.open(d) as ix:
+                have[key] = {x.name for x in ix.documents()}
+    common = set.intersection(*have.values()) if have else set()
+    sub = [q for q in qs if q.doc in common]
+    for key in have:
+        with Index.open(index_dir(cache, "prospectus", key)) as ix:
+            run = {q.qid: _pages(ix, ix.rank(q.query, k=DEPTH, doc=q.doc, mode="dense").indices, q.doc) for q in sub}
+            bm = {q.qid: _pages(ix, ix.rank(q.query, k=DEPTH, doc=q.doc, mode="bm25").indices, q.doc) for q in sub}
+        out["dense"][key] = {"docs": sorted(common), **summarise(per_query(run, sub), [q.qid for q in sub]),
+                             "bm25_same_questions": summarise(per_query(bm, sub), [q.qid for q in sub])}
     return out
 
 

@@ -55,6 +55,57 @@ def index_dir(cache: Path, name: str, kind: str) -> Path:
     return cache / "gen" / f"{name}-{kind}"
 
 
+def throughput(args, cache: Path, out_file: Path) -> int:
+    """CPU cost of embedding, per chunk, on one thread: what the build of a whole set costs
+    without the machine's other load in the figure (wall time on a shared machine is not)."""
+    import numpy as np
+
+    from retrievers.corpus import doc_nodes, path_text
+    from retrievers.dense import DenseEncoder
+    from retrievers.index import Index
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+    built = json.loads(out_file.read_text()) if out_file.exists() else {}
+    res = {}
+    for name in args.sets.split(","):
+        with Index.open(index_dir(cache, name, "lexical")) as lex:
+            docs = lex.documents()
+            chunks = [c for d in docs for c in lex.chunks(d.name)]
+            n_nodes = sum(len(doc_nodes([c.section_path for c in lex.chunks(d.name)]).paths) for d in docs)
+        rng = np.random.default_rng(0)
+        sample = [chunks[i] for i in sorted(rng.choice(len(chunks), size=min(args.throughput, len(chunks)),
+                                                       replace=False))]
+        texts = [c.text for c in sample]
+        paths = [path_text(c.section_path) for c in sample]
+        for key in args.models.split(","):
+            enc = DenseEncoder(MODELS[key], cache=None)
+            enc.encode(["warm up"])
+            t, w = time.process_time(), time.perf_counter()
+            enc.encode(texts)
+            per_chunk = (time.process_time() - t) / len(texts)
+            wall = (time.perf_counter() - w) / len(texts)
+            t = time.process_time()
+            enc.encode(paths)
+            per_path = (time.process_time() - t) / len(paths)
+            b = built.get(name, {})
+            embed_cpu = per_chunk * b.get("chunks", len(chunks)) + per_path * n_nodes
+            res[f"{name}/{key}"] = {
+                "sample": len(texts), "cpu_ms_per_chunk": round(1000 * per_chunk, 1),
+                "wall_ms_per_chunk": round(1000 * wall, 1), "cpu_ms_per_path": round(1000 * per_path, 1),
+                "chunks": b.get("chunks"), "nodes": n_nodes, "pages": b.get("pages"), "parse_s": b.get("parse_s"),
+                "embed_cpu_s_estimate": round(embed_cpu, 1),
+                "pages_per_s_one_core": round(b["pages"] / (b["parse_s"] + embed_cpu), 2) if b.get("pages") else None,
+                "load_avg_1m": round(os.getloadavg()[0], 1),
+            }
+            print(json.dumps({f"{name}/{key}": res[f"{name}/{key}"]}), file=sys.stderr, flush=True)
+    (cache / "gen" / "throughput.json").write_text(json.dumps(res, indent=2))
+    print(json.dumps(res, indent=2))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="filings,longdoc,prospectus")
@@ -64,6 +115,10 @@ def main(argv=None) -> int:
     ap.add_argument("--predictor", default="learned")
     ap.add_argument("--threads", type=int, default=1, help="threads for embedding")
     ap.add_argument("--lexical-only", action="store_true")
+    ap.add_argument("--docs", default=None, help="comma list: embed only these documents (dense indexes)")
+    ap.add_argument("--throughput", type=int, default=0, metavar="N",
+                    help="instead of building: embed N chunks of each set (and their section paths) with each model, "
+                         "no cache, one thread, and report CPU seconds per chunk and index-build pages/s per core")
     ap.add_argument("--en-queries", default=str(EN_QUERIES), help="English prospectus-style questions (for --sets headings)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -75,6 +130,8 @@ def main(argv=None) -> int:
 
     out_file = cache / "gen" / "build.json"
     out_file.parent.mkdir(parents=True, exist_ok=True)
+    if args.throughput:
+        return throughput(args, cache, out_file)
 
     def save(name: str, rec: dict) -> None:  # re-read: several builds may run side by side
         record = json.loads(out_file.read_text()) if out_file.exists() else {}
@@ -127,7 +184,7 @@ def main(argv=None) -> int:
             have = {x.name: x.sha1 for x in ix.documents()}
             n_new = 0
             for doc in docs:
-                if have.get(doc.name) == doc.sha1:
+                if have.get(doc.name) == doc.sha1 or (args.docs and doc.name not in args.docs.split(",")):
                     continue
                 t = time.perf_counter()
                 ix.add_chunks(doc.name, lex.chunks(doc.name), page_count=doc.page_count, sha1=doc.sha1,
