@@ -81,7 +81,7 @@ def throughput(args, cache: Path, out_file: Path) -> int:
         texts = [c.text for c in sample]
         paths = [path_text(c.section_path) for c in sample]
         for key in args.models.split(","):
-            enc = DenseEncoder(MODELS[key], cache=None)
+            enc = DenseEncoder(MODELS[key], cache="")  # "": no embedding cache (None would read the env)
             enc.encode(["warm up"])
             t, w = time.process_time(), time.perf_counter()
             enc.encode(texts)
