@@ -441,7 +441,9 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
 
     files = [DATA / "retrieval" / "queries.jsonl", DATA / "longdoc" / "queries.jsonl", Path(args.zh_queries),
              Path(args.en_queries)]
-    meta = {"queries_files": {f.name: hashlib.sha1(f.read_bytes()).hexdigest() for f in files if f.exists()},
+    sha = {f.name: hashlib.sha1(f.read_bytes()).hexdigest() for f in files if f.exists()}
+    meta = {"queries_files": sha, "queries_sha1": hashlib.sha1("".join(sorted(sha.values())).encode()).hexdigest(),
+            "seed": 0,
             "documents_sha1": sorted({d.sha1 for p in parts for d in p.index.documents()}),
             "indexes": sorted({f"{Path(p.index.path).name} ({p.index.dense_model}, cjk={p.index.tokenizer.cjk})"
                                for p in parts}),
