@@ -103,7 +103,8 @@ def register_index(subparsers: Any) -> None:
     d.add_argument("--dense", dest="dense", action="store_const", const=True, default="auto",
                    help="embed chunks (default when sentence-transformers and faiss are installed)")
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
-    p.add_argument("--model", default=None, help="sentence-transformers model path or name (default: all-MiniLM-L6-v2, offline)")
+    p.add_argument("--model", default=None, help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small "
+                        "for Chinese and other scripts, by the first document), a model name or a folder")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures")
