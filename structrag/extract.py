@@ -193,25 +193,79 @@ def _page_lines(page, flags: int) -> list[list[_Line]]:
             spans = [s for s in ln["spans"] if s["size"] >= 2.5]
             if not spans:
                 continue
-            text = "".join(s["text"] for s in spans)
-            if not text.strip():
-                continue
-            font, size, bold, italic, color, weight = _style_of_spans(spans)
             dx, dy = ln["dir"]
-            x0, y0, x1, y1 = _transform(ln["bbox"], mat)
             if mat is not None:
                 # direction in displayed space
                 import pymupdf
 
                 p = pymupdf.Point(dx, dy) * pymupdf.Matrix(mat.a, mat.b, mat.c, mat.d, 0, 0)
                 dx, dy = p.x, p.y
-            lines.append(
-                _Line(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), " ".join(text.split()),
-                      font, size, bold, italic, color, abs(dy) < 0.2 and dx > 0, weight)
-            )
+            horizontal = abs(dy) < 0.2 and dx > 0
+            for part in _split_heading_spans(spans) if horizontal and len(spans) > 1 else (spans,):
+                text = "".join(s["text"] for s in part)
+                if not text.strip():
+                    continue
+                font, size, bold, italic, color, weight = _style_of_spans(part)
+                bbox = ln["bbox"] if part is spans else _span_box(part)
+                x0, y0, x1, y1 = _transform(bbox, mat)
+                lines.append(
+                    _Line(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), " ".join(text.split()),
+                          font, size, bold, italic, color, horizontal, weight)
+                )
         if lines:
             out.append(lines)
     return out
+
+
+def _span_box(spans: list[dict]) -> tuple[float, float, float, float]:
+    return (min(s["bbox"][0] for s in spans), min(s["bbox"][1] for s in spans),
+            max(s["bbox"][2] for s in spans), max(s["bbox"][3] for s in spans))
+
+
+#: Schemes whose number, opening a span in the middle of a short numbered line, starts a second
+#: heading ("Part 1. Company Information" + "I. Overview of Company" in one line box).
+_SPLIT_SCHEMES = frozenset({"part", "chapter", "item", "section", "article", "roman", "decimal", "alpha",
+                            "cn-part", "cn-chapter", "cn-section", "cn-ordinal", "cn-paren"})
+
+
+def _split_heading_spans(spans: list[dict]) -> list[list[dict]]:
+    """Split a line's spans where a second numbered heading starts; usually one part.
+
+    Only short lines that open with a heading number are looked at, and the second part must open
+    with a number of its own after a gap or a change of type, so "see Note 3. Leases" in running
+    text (one span, or a long line) is never split.
+    """
+    total = sum(len(s["text"]) for s in spans)
+    if total > 140:
+        return [spans]
+    head = spans[0]["text"].lstrip()
+    num0, _ = parse_numbering(head)
+    if num0 is None:
+        return [spans]
+    for k in range(1, len(spans)):
+        t = spans[k]["text"].lstrip()
+        if not t:
+            continue
+        num, rest = parse_numbering(t)
+        if num is None or num.scheme not in _SPLIT_SCHEMES or not rest[:1].isalpha():
+            continue
+        if num.scheme == "decimal" and not num.label.endswith((".", ")")) and len(num.values) == 1:
+            continue  # "12 Months" in a table row is no heading number
+        before = "".join(s["text"] for s in spans[:k]).strip()
+        if not before or is_bare_label(before) or _SENT_END.search(before):
+            continue
+        prev, cur = spans[k - 1], spans[k]
+        gap = cur["bbox"][0] - prev["bbox"][2]
+        restyled = abs(cur["size"] - prev["size"]) >= 0.5 or (cur["flags"] & 16) != (prev["flags"] & 16) \
+            or cur["font"] != prev["font"]
+        if gap >= 0.6 * cur["size"] or restyled or spans[k]["text"][:1].isspace() and gap >= 0.25 * cur["size"]:
+            return [spans[:k]] + _split_heading_spans(spans[k:])
+    return [spans]
+
+
+def _capitals(text: str) -> bool:
+    """A line in capitals (at least a short word of them): str.isupper ignores digits and marks."""
+    return len(text) >= 4 and text.isupper()
 
 
 def _same_row(a: _Line, b: _Line) -> bool:
@@ -254,6 +308,9 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
             same_style = (
                 abs(ln.size - last.size) < 0.6 and ln.bold == last.bold and ln.italic == last.italic
                 and ln.horizontal == last.horizontal
+                # a line in capitals is a look of its own: "CONSOLIDATED BALANCE SHEETS" over
+                # "(in millions)", or a heading set in body type over its paragraph
+                and _capitals(ln.text) == _capitals(last.text)
             )
             # "Item 5. Other Information." set in body type is still a block of its own, and so
             # is a numbered line after a line that stopped short ("一、发行人简介" / "(一)公司概况")
@@ -425,6 +482,7 @@ class _PageBlock:
     column: int
     rotated: bool
     role: str = "body"
+    lines: list | None = None  # the raw lines, until the cross-page passes are done
 
     def freeze(self, index: int, start: int, end: int) -> Block:
         return Block(index=index, page=self.page, bbox=self.bbox, text=self.text, font=self.font, size=self.size,
@@ -467,6 +525,57 @@ def _numbers_track_pages(texts_pages: list[tuple[str, int]]) -> bool:
         if all(any(abs(o - base) <= 1 for o in off) for off in offsets[1:]):
             return True
     return False
+
+
+#: Where a block's first line is looked at for a repeated running line (share of page height).
+_RUNNING_ZONE = 0.35
+
+
+def _split_running_lines(pages: list[list[_PageBlock]], heights: list[float]) -> None:
+    """Split off a block's first line when that line runs on many pages, in place.
+
+    Financial statements print the company name over every statement title ("TD SYNNEX
+    CORPORATION" / "CONSOLIDATED BALANCE SHEETS"); some reports repeat the chapter name over the
+    first heading of each page.  A line that opens blocks (or stands alone) near the top of at
+    least three pages is a running line: as a block of its own it is furniture or a repeated
+    text, and the heading under it keeps its own words.
+    """
+    seen: dict[str, set[int]] = defaultdict(set)
+    for p, blocks in enumerate(pages):
+        limit = _RUNNING_ZONE * heights[p]
+        for b in blocks:
+            if b.bbox[1] > limit or b.rotated:
+                continue
+            first = b.text.split("\n", 1)[0]
+            if 3 <= len(first) <= 80:
+                seen[_furniture_key(first)].add(p)
+    running = {k for k, ps in seen.items() if len(ps) >= 3 and k.strip("# ")}
+    if not running:
+        return
+    for p, blocks in enumerate(pages):
+        limit = _RUNNING_ZONE * heights[p]
+        out: list[_PageBlock] = []
+        for b in blocks:
+            if b.lines and b.bbox[1] <= limit and _furniture_key(b.lines[0].text) in running:
+                out.extend(_split_first_line(b))
+            else:
+                out.append(b)
+        blocks[:] = out
+    for blocks in pages:
+        for b in blocks:
+            b.lines = None
+
+
+def _split_first_line(b: _PageBlock) -> list[_PageBlock]:
+    first, rest = b.lines[:1], b.lines[1:]
+    out = []
+    for part in (first, rest):
+        rb = _RawBlock(min(ln.x0 for ln in part), min(ln.y0 for ln in part), max(ln.x1 for ln in part),
+                       max(ln.y1 for ln in part), part, b.column)
+        font, size, bold, italic, color = _block_style(rb)
+        out.append(_PageBlock(b.page, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
+                              len(part), b.column, b.rotated, lines=part if len(part) > 1 else None))
+    return out
 
 
 def _mark_furniture(pages: list[list[_PageBlock]], heights: list[float]) -> None:
@@ -644,7 +753,8 @@ def extract(
                     font, size, bold, italic, color = _block_style(rb)
                     page_blocks.append(
                         _PageBlock(pno, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
-                                   len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines))
+                                   len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines),
+                                   lines=rb.lines if len(rb.lines) > 1 else None)
                     )
                 if not page_blocks and pno not in failed:
                     textless.append(pno)
@@ -654,6 +764,7 @@ def extract(
     finally:
         doc.close()
 
+    _split_running_lines(pages, [h for _, h in sizes])
     _mark_furniture(pages, [h for _, h in sizes])
     toc_pages = []
     for p, blocks in enumerate(pages):
