@@ -28,7 +28,8 @@ __all__ = ["detect_headings", "BodyStyle", "body_style", "score_block", "Outline
 
 OutlineMode = Literal["auto", "ignore"]
 
-_SENTENCE_END = re.compile(r"[.;,!?。；，！？]['\"”’)]?$")
+# a question mark is no sentence end here: "What Gets Corrected?" and FAQ headings ask questions
+_SENTENCE_END = re.compile(r"[.;,!。；，！]['\"”’)]?$")
 _TOC_TITLE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$", re.I)
 _STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "appendix", "section",
                    "cn-section", "cn-chapter", "cn-part"}
