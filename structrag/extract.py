@@ -382,11 +382,6 @@ def _xycut(blocks: list[_RawBlock], idx: list[int], depth: int, column: int, out
         for g in rows:
             _xycut(blocks, g, depth + 1, column, out)
         return
-    bands = _gutter_bands(blocks, idx, x0, x1) if not column else None
-    if bands is not None:
-        for g in bands:
-            _xycut(blocks, g, depth + 1, column, out)
-        return
     if len(cols) > 1:
         # side by side but not text columns (a table, a form): read row by row
         for i in sorted(idx, key=lambda i: (round(blocks[i].y0 / 3), blocks[i].x0)):
@@ -398,61 +393,6 @@ def _xycut(blocks: list[_RawBlock], idx: list[int], depth: int, column: int, out
         if column and not blocks[i].column:
             blocks[i].column = column
         out.append(i)
-
-
-def _gutter_bands(blocks: list[_RawBlock], idx: list[int], x0: float, x1: float) -> list[list[int]] | None:
-    """Bands of a two-column region that a few spanning blocks keep from a clean vertical cut.
-
-    A title, an author line, a wide figure or a centred caption crosses the gutter between two
-    text columns, so no cut runs from top to bottom and no row gap runs across.  The gutter is the
-    band in the middle of the region crossed by the fewest blocks; when those are few and the
-    blocks either side read as text columns, the crossing blocks cut the region into bands (the
-    columns above a spanning figure, the figure, the columns below) that read in turn.
-    """
-    width = x1 - x0
-    if width <= 0 or len(idx) < 6:
-        return None
-    step = 2.0
-    nbins = int(width / step) + 1
-    cover = [0] * nbins
-    for i in idx:
-        b = blocks[i]
-        for k in range(max(0, int((b.x0 - x0) / step)), min(nbins, int((b.x1 - x0) / step) + 1)):
-            cover[k] += 1
-    lo, hi = int(0.25 * nbins), int(0.75 * nbins)
-    best: tuple[int, int] | None = None  # (crossings, bin)
-    for k in range(lo, hi - 2):
-        c = max(cover[k : k + 3])  # a gutter at least ~6pt wide
-        if best is None or c < best[0]:
-            best = (c, k)
-    if best is None or best[0] == 0:
-        return None
-    gx0 = x0 + best[1] * step
-    gx1 = gx0 + 3 * step
-    crossing = [i for i in idx if blocks[i].x0 < gx1 and blocks[i].x1 > gx0]
-    if len(crossing) > max(2, 0.15 * len(idx)):
-        return None
-    left = [i for i in idx if blocks[i].x1 <= gx1 and i not in crossing]
-    right = [i for i in idx if blocks[i].x0 >= gx0 and i not in crossing]
-    if not left or not right or not _is_column_part([blocks[i] for i in left], width) \
-            or not _is_column_part([blocks[i] for i in right], width):
-        return None
-    crossing.sort(key=lambda i: blocks[i].y0)
-    bands: list[list[int]] = []
-    rest = sorted((i for i in idx if i not in crossing), key=lambda i: blocks[i].y0)
-    k = 0
-    for c in crossing:
-        cy = (blocks[c].y0 + blocks[c].y1) / 2
-        above = []
-        while k < len(rest) and (blocks[rest[k]].y0 + blocks[rest[k]].y1) / 2 < cy:
-            above.append(rest[k])
-            k += 1
-        if above:
-            bands.append(above)
-        bands.append([c])
-    if k < len(rest):
-        bands.append(rest[k:])
-    return bands if len(bands) > 1 else None
 
 
 def _merge_labels(blocks: list[_RawBlock]) -> list[_RawBlock]:
