@@ -229,6 +229,20 @@ _SPLIT_SCHEMES = frozenset({"part", "chapter", "item", "section", "article", "ro
                             "cn-part", "cn-chapter", "cn-section", "cn-ordinal", "cn-paren"})
 
 
+def _second_heading(before: str, after: str) -> bool:
+    """Whether ``after`` opens a second numbered heading after the numbered title ``before``."""
+    before, after = before.strip(), after.lstrip()
+    if not before or not after or is_bare_label(before) or _SENT_END.search(before):
+        return False
+    if parse_numbering(before)[0] is None:
+        return False
+    num, rest = parse_numbering(after)
+    if num is None or num.scheme not in _SPLIT_SCHEMES or not rest[:1].isalpha():
+        return False
+    # "12 Months" in a table row is no heading number
+    return not (num.scheme == "decimal" and len(num.values) == 1 and not num.label.endswith((".", ")")))
+
+
 def _split_heading_spans(spans: list[dict]) -> list[list[dict]]:
     """Split a line's spans where a second numbered heading starts; usually one part.
 
@@ -237,23 +251,10 @@ def _split_heading_spans(spans: list[dict]) -> list[list[dict]]:
     text (one span, or a long line) is never split.
     """
     total = sum(len(s["text"]) for s in spans)
-    if total > 140:
-        return [spans]
-    head = spans[0]["text"].lstrip()
-    num0, _ = parse_numbering(head)
-    if num0 is None:
+    if total > 140 or parse_numbering(spans[0]["text"].lstrip())[0] is None:
         return [spans]
     for k in range(1, len(spans)):
-        t = spans[k]["text"].lstrip()
-        if not t:
-            continue
-        num, rest = parse_numbering(t)
-        if num is None or num.scheme not in _SPLIT_SCHEMES or not rest[:1].isalpha():
-            continue
-        if num.scheme == "decimal" and not num.label.endswith((".", ")")) and len(num.values) == 1:
-            continue  # "12 Months" in a table row is no heading number
-        before = "".join(s["text"] for s in spans[:k]).strip()
-        if not before or is_bare_label(before) or _SENT_END.search(before):
+        if not _second_heading("".join(s["text"] for s in spans[:k]), spans[k]["text"]):
             continue
         prev, cur = spans[k - 1], spans[k]
         gap = cur["bbox"][0] - prev["bbox"][2]
@@ -288,6 +289,7 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
             and _same_row(prev, ln)
             and ln.x0 >= prev.x1 - 1
             and (round(prev.size) == round(ln.size) or is_bare_label(prev.text))
+            and not (len(prev.text) + len(ln.text) <= 140 and _second_heading(prev.text, ln.text))
         ):
             rows[-1] = _Line(
                 prev.x0, min(prev.y0, ln.y0), ln.x1, max(prev.y1, ln.y1), prev.text + " " + ln.text,
