@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import _pymupdf
 
-_pymupdf.prepare()  # before anything imports pymupdf (see the module)
+_pymupdf.prepare()  # a hook for the first import of pymupdf; imports nothing now (see the module)
 
 from .errors import (  # noqa: E402
     BackendError,

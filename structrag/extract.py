@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ._pymupdf import route_mupdf_messages
 from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from .model import Block, Document, OutlineEntry
 from .numbering import is_bare_label, parse_numbering
@@ -568,10 +569,12 @@ def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
 
 
 def _progress(total: int, desc: str, enabled: bool | None):
-    from tqdm.auto import tqdm
-
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 50
+    if enabled:
+        from tqdm.auto import tqdm
+    else:  # tqdm.auto imports asyncio (~40 ms): not for a bar nobody sees
+        from tqdm.std import tqdm
     return tqdm(total=total, desc=desc, unit="page", disable=not enabled, leave=False, file=sys.stderr)
 
 
@@ -589,6 +592,7 @@ def _compact_pages(pages: Iterable[int]) -> str:
     return ", ".join(parts)
 
 
+@route_mupdf_messages  # MuPDF's own messages: the structrag log and a counted warning, not stdout
 def extract(
     path: str | os.PathLike[str],
     *,

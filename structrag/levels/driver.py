@@ -181,10 +181,12 @@ def _resolve(predictor: str | LevelPredictor, options: dict) -> LevelPredictor:
 
 
 def _progress_bar(total: int, enabled: bool | None, desc: str):
-    from tqdm.auto import tqdm
-
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 200
+    if enabled:
+        from tqdm.auto import tqdm
+    else:  # tqdm.auto imports asyncio (~40 ms): not for a bar nobody sees
+        from tqdm.std import tqdm
     return tqdm(total=total, desc=desc, unit="heading", disable=not enabled, leave=False, file=sys.stderr)
 
 
