@@ -571,11 +571,9 @@ def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
 def _progress(total: int, desc: str, enabled: bool | None):
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 50
-    if enabled:
-        from tqdm.auto import tqdm
-    else:  # tqdm.auto imports asyncio (~40 ms): not for a bar nobody sees
-        from tqdm.std import tqdm
-    return tqdm(total=total, desc=desc, unit="page", disable=not enabled, leave=False, file=sys.stderr)
+    from ._progress import progress_bar  # no tqdm import for a bar nobody sees
+
+    return progress_bar(total, desc=desc, unit="page", enabled=enabled)
 
 
 def _compact_pages(pages: Iterable[int]) -> str:

@@ -13,7 +13,6 @@ imported when a client is built, never at ``import structrag``.
 
 from __future__ import annotations
 
-import email.utils
 import os
 import random
 import threading
@@ -119,6 +118,8 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, float(ra))
     except ValueError:
         pass
+    import email.utils  # here, not at the top: the email package costs every CLI start ~15 ms
+
     try:  # an HTTP date
         when = email.utils.parsedate_to_datetime(ra)
         return max(0.0, when.timestamp() - time.time())
