@@ -15,7 +15,8 @@ import sys
 import warnings
 from typing import Any, Callable, Sequence
 
-from .errors import StructragError, StructragWarning
+from .cli_flags import add_renamed_option, report_option_warnings
+from .errors import ConfigError, DeprecatedOptionWarning, StructragError, StructragWarning
 
 __all__ = ["main", "build_parser", "add_level_arguments", "level_options_from_args"]
 
@@ -32,11 +33,18 @@ def _granularity(value: str) -> str | int:
     return k
 
 
-def add_level_arguments(p: argparse.ArgumentParser) -> None:
-    """Options choosing how levels are predicted (shared by ``toc`` and ``levels``)."""
+def add_level_arguments(p: argparse.ArgumentParser, *, old_level_model: Sequence[str] = ()) -> None:
+    """Options choosing how levels are predicted (shared by ``toc`` and ``levels``).
+
+    ``old_level_model``: former spellings of ``--level-model`` on this command
+    (``levels`` had ``--model``), kept working with a deprecation warning.
+    """
     g = p.add_argument_group("level prediction")
     g.add_argument("--predictor", default="learned",
                    help="offline predictor: learned (default), rules, font-size, size-rank, numbering")
+    add_renamed_option(g, "--level-model", old=old_level_model, old_parser=p, dest="level_model", metavar="FILE",
+                       meaning="the LightGBM level model file",
+                       help="LightGBM text model for --predictor learned (default: the model shipped with structrag)")
     g.add_argument("--memory", default="recent", choices=["recent", "previous-n", "random", "branches"],
                    help="which processed headings the predictor sees (default: recent)")
     g.add_argument("--granularity", type=_granularity, default="heading",
@@ -60,6 +68,12 @@ def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "checkpoint": args.checkpoint,
         "seed": args.seed,
     }
+    level_model = getattr(args, "level_model", None)
+    if level_model is not None:
+        if str(args.predictor).strip().lower() != "learned":
+            raise ConfigError("--level-model is only used with --predictor learned",
+                              hint=f"drop --level-model, or use --predictor learned instead of {args.predictor!r}")
+        opts["model_path"] = level_model  # with a model-server backend: the learned fallback's model
     try:
         from .backends.cli_options import predictor_from_args
     except ImportError:
@@ -176,7 +190,10 @@ def _unavailable(sub: Any, name: str, exc: Exception) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    with warnings.catch_warnings(record=True) as caught:  # a renamed option's warning: one clean line
+        warnings.simplefilter("always", DeprecatedOptionWarning)
+        args = parser.parse_args(argv)
+    report_option_warnings(caught, sys.stderr)
     with warnings.catch_warnings():
         # warnings a command reports itself (they are kept on the document) are not repeated
         warnings.simplefilter("ignore", StructragWarning)

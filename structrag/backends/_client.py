@@ -168,7 +168,7 @@ class ChatClient:
         if not self.model:
             raise ConfigError(
                 "no model name for the vlm / llm backend",
-                hint="pass model=... (CLI: --model) or set STRUCTRAG_MODEL, e.g. Qwen/Qwen2.5-VL-7B-Instruct",
+                hint="pass model=... (CLI: --backend-model) or set STRUCTRAG_MODEL, e.g. Qwen/Qwen2.5-VL-7B-Instruct",
             )
         if timeout is None or timeout <= 0:
             raise ConfigError(f"timeout must be > 0 seconds, got {timeout!r}")
@@ -288,7 +288,7 @@ class ChatClient:
             if status in (401, 403):
                 hint = "check --api-key / OPENAI_API_KEY"
             elif status == 404:
-                hint = f"check --model ({self.model!r}) and --base-url"
+                hint = f"check --backend-model ({self.model!r}) and --base-url"
             err = BackendError(last + (f" (after {retries} retries)" if retries else ""), hint=hint)
             err.fatal = fatal  # type: ignore[attr-defined]
             err.http_retries = retries  # type: ignore[attr-defined]
