@@ -45,6 +45,8 @@ __all__ = ["TreeEnsemble", "UnsupportedModel", "load_model"]
 _ZERO = 1e-35
 _CATEGORICAL, _DEFAULT_LEFT = 1, 2
 _MISSING_ZERO, _MISSING_NAN = 1, 2
+# input copies: NaN as -inf / as NaN; NaN and 0 as -inf / as NaN (nodes with missing type "zero")
+_NAN_LOW, _NAN_HIGH, _NAN_ZERO_LOW, _NAN_ZERO_HIGH = 0, 1, 2, 3
 
 _IDENTITY = {"regression", "regression_l1", "huber", "fair", "quantile", "mape", "lambdarank", "rank_xendcg",
              "custom", "none"}
@@ -117,7 +119,7 @@ class TreeEnsemble:
         # One flat node table for all trees: internal nodes then, per tree, its leaves as
         # self-loops (left = right = itself), so every (row, tree) pair can take max_depth
         # steps without checking which pairs have arrived.
-        feat, thr, left, right, dleft, nan_left, zero_type, is_cat = [], [], [], [], [], [], [], []
+        feat, thr, left, right, copy, is_cat = [], [], [], [], [], []
         cat_lo, cat_n, cat_bits = [], [], []
         leaf_value: list[float] = []
         roots, depth = [], 0
@@ -152,8 +154,8 @@ class TreeEnsemble:
                         raise ValueError(f"tree {t}: split on feature {sf[j]} of {self.num_features}")
                     d = dt[j]
                     miss = (d >> 2) & 3
+                    default_left = bool(d & _DEFAULT_LEFT)
                     feat.append(sf[j])
-                    dleft.append(bool(d & _DEFAULT_LEFT))
                     left.append(base + lc[j] if lc[j] >= 0 else leaf_base + ~lc[j])
                     right.append(base + rc[j] if rc[j] >= 0 else leaf_base + ~rc[j])
                     if d & _CATEGORICAL:
@@ -165,17 +167,17 @@ class TreeEnsemble:
                         cat_n.append(len(bits))
                         cat_bits.extend(bits)
                         thr.append(math.inf)
-                        nan_left.append(False)
-                        zero_type.append(False)
-                    else:
-                        is_cat.append(False)
-                        cat_lo.append(0)
-                        cat_n.append(0)
-                        thr.append(th[j])
-                        # NaN: the default side for missing types zero and NaN, else read as 0
-                        nan_left.append(bool(d & _DEFAULT_LEFT) if miss in (_MISSING_ZERO, _MISSING_NAN)
-                                        else 0.0 <= th[j])
-                        zero_type.append(miss == _MISSING_ZERO)
+                        copy.append(_NAN_LOW)  # NaN as -inf: out of range, so right, as LightGBM sends NaN
+                        continue
+                    is_cat.append(False)
+                    cat_lo.append(0)
+                    cat_n.append(0)
+                    thr.append(th[j])
+                    if miss == _MISSING_ZERO:  # NaN and 0 take the default side
+                        copy.append(_NAN_ZERO_LOW if default_left else _NAN_ZERO_HIGH)
+                    else:  # missing type NaN: NaN takes the default side; none: NaN is read as 0
+                        nan_left = default_left if miss == _MISSING_NAN else 0.0 <= th[j]
+                        copy.append(_NAN_LOW if nan_left else _NAN_HIGH)
                 depth = max(depth, _depth(lc, rc))
             for i in range(n_leaves):
                 node = leaf_base + i
@@ -183,9 +185,7 @@ class TreeEnsemble:
                 thr.append(math.inf)
                 left.append(node)
                 right.append(node)
-                dleft.append(True)
-                nan_left.append(True)
-                zero_type.append(False)
+                copy.append(_NAN_LOW)
                 is_cat.append(False)
                 cat_lo.append(0)
                 cat_n.append(0)
@@ -193,22 +193,23 @@ class TreeEnsemble:
         self.num_trees = len(trees)
         if self.num_trees % max(self.num_tree_per_iteration, 1):
             raise ValueError(f"{self.num_trees} trees is not a multiple of {self.num_tree_per_iteration} per iteration")
-        self._roots = np.asarray(roots, dtype=np.intp)
         self._depth = depth
-        self._feat = np.asarray(feat, dtype=np.intp)
-        self._thr = np.asarray(thr, dtype=np.float64)
-        # children as [right, left] pairs: the next node is _kids[2 * node + goes_left]
-        self._kids = np.stack([np.asarray(right, dtype=np.intp), np.asarray(left, dtype=np.intp)], axis=1).ravel()
-        self._dleft = np.asarray(dleft, dtype=bool)
-        self._nan_left = np.asarray(nan_left, dtype=bool)
-        self._zero_type = np.asarray(zero_type, dtype=bool)
-        self._any_zero_type = bool(self._zero_type.any())
+        # the input copies the nodes read (see _leaf_values), numbered in the order they are built
+        self._copies = sorted(set(copy))
+        pos = {c: i for i, c in enumerate(self._copies)}
+        col = np.asarray([pos[c] * self.num_features + f for c, f in zip(copy, feat)], dtype=np.intp)
+        # the walk's state is 2 * node, so that "2 * node + goes_left" costs one addition a level
+        self._roots2 = 2 * np.asarray(roots, dtype=np.intp)
+        self._col2 = np.repeat(col, 2)
+        self._thr2 = np.repeat(np.asarray(thr, dtype=np.float64), 2)
+        self._kids2 = 2 * np.stack([np.asarray(right, dtype=np.intp), np.asarray(left, dtype=np.intp)],
+                                   axis=1).ravel()
+        self._leaf2 = np.repeat(np.asarray(leaf_value, dtype=np.float64), 2)
         self._is_cat = np.asarray(is_cat, dtype=bool)
         self._any_cat = bool(self._is_cat.any())
         self._cat_lo = np.asarray(cat_lo, dtype=np.intp)
         self._cat_n = np.asarray(cat_n, dtype=np.intp)
         self._cat_bits = np.asarray(cat_bits + [False], dtype=bool)
-        self._leaf_value = np.asarray(leaf_value, dtype=np.float64)
         self._tree_class = np.arange(self.num_trees) % max(self.num_tree_per_iteration, 1)
 
     # --- prediction -------------------------------------------------------------------
@@ -238,31 +239,39 @@ class TreeEnsemble:
         return out[:, 0] if out.shape[1] == 1 else out
 
     def _leaf_values(self, X: np.ndarray) -> np.ndarray:
-        n, f = X.shape
+        n = X.shape[0]
         X = np.where(np.abs(X) <= _ZERO, 0.0, X)  # keeps NaN (abs(NaN) <= x is False)
-        flat = X.ravel()
-        has_nan = bool(np.isnan(flat).any())
-        row = (np.arange(n, dtype=np.intp) * f)[:, None]
-        node = np.broadcast_to(self._roots, (n, self.num_trees)).copy()
+        # Missing values are resolved before the walk: a node whose rule sends NaN (and, for
+        # missing type "zero", 0) left reads a copy of the input where those are -inf (-inf <= t
+        # for every threshold t, -inf and +inf included), one that sends them right a copy where
+        # they are NaN (NaN <= t is false).  "x <= t" then decides every node, and each level of
+        # the walk is a handful of numpy calls.
+        nan = np.isnan(X)
+        zero = X == 0.0
+        parts = []
+        for c in self._copies:
+            Y = X if c == _NAN_HIGH else X.copy()
+            if c != _NAN_HIGH:
+                Y[nan | zero if c in (_NAN_ZERO_LOW, _NAN_ZERO_HIGH) else nan] = (
+                    -np.inf if c in (_NAN_LOW, _NAN_ZERO_LOW) else np.nan)
+            parts.append(Y)
+        flat = np.concatenate(parts, axis=1).ravel() if len(parts) > 1 else parts[0].ravel()
+        row = (np.arange(n, dtype=np.intp) * (len(parts) * self.num_features))[:, None]
+        state = np.broadcast_to(self._roots2, (n, self.num_trees)).copy()
         for _ in range(self._depth):
-            v = flat.take(row + self._feat.take(node))
-            go = v <= self._thr.take(node)
-            if has_nan:
-                nan = np.isnan(v)
-                if nan.any():
-                    go = np.where(nan, self._nan_left.take(node), go)
-            if self._any_zero_type:
-                go = np.where((v == 0.0) & self._zero_type.take(node), self._dleft.take(node), go)
+            v = flat.take(row + self._col2.take(state))
+            go = v <= self._thr2.take(state)
             if self._any_cat:
-                go = self._categorical(node, v, go)
-            node = self._kids.take(2 * node + go)
-        return self._leaf_value.take(node)
+                go = self._categorical(state >> 1, v, go)
+            state = self._kids2.take(state + go)
+        return self._leaf2.take(state)
 
     def _categorical(self, node: np.ndarray, v: np.ndarray, go: np.ndarray) -> np.ndarray:
         cat = self._is_cat.take(node)
         if not cat.any():
             return go
-        # LightGBM casts to int: NaN, v <= -1 and values past int32 go right; (-1, 0) is category 0
+        # LightGBM casts to int: NaN (here -inf), v <= -1 and values past int32 go right;
+        # (-1, 0) is category 0
         ok = cat & (v > -1.0) & (v < 2147483648.0)
         iv = np.where(ok, v, 0.0).astype(np.intp)
         ok &= iv < self._cat_n.take(node)
