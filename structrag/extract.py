@@ -673,7 +673,7 @@ def extract(
     if failed:
         warnings.append(f"{path}: text extraction failed on pages {_compact_pages(failed)}")
     for w in warnings:
-        _warnings.warn(w, StructragWarning, stacklevel=2)
+        _warnings.warn(w, StructragWarning, stacklevel=3)  # past route_mupdf_messages, to the caller
 
     body: list[Block] = []
     furniture: list[Block] = []
