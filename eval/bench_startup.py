@@ -179,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=10, help="timed runs per command (default 10, plus one warm-up)")
     ap.add_argument("--evaluator", action="store_true", help="also time structrag.gbdt against lightgbm predict")
     ap.add_argument("--json", default=None, metavar="FILE", help="write the figures as JSON")
+    ap.add_argument("--label", default=None, help="what is being timed, e.g. 'before: commit a27f6fc' "
+                    "(default: this checkout's commit)")
     args = ap.parse_args(argv)
 
     if args.pdf:
@@ -215,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
 
     report = {
         "command": "python eval/bench_startup.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "commit": git_commit(),
+        "commit": args.label or git_commit(),
         "structrag_from": str(Path(structrag.__file__).parent),
         "filing": f"{src.name}, first {pages} pages",
         "cpus": os.cpu_count(),
