@@ -16,7 +16,6 @@ import warnings
 import zlib
 from pathlib import Path
 
-import pytest
 
 from structrag._pymupdf import MuPDFMessages
 from structrag.errors import StructragWarning
