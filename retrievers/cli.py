@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from structrag.cli_flags import add_renamed_option
 from structrag.errors import ConfigError, InputError
 
 __all__ = ["register_index", "register_query", "register_train_ranker", "register_demo"]
@@ -64,12 +65,12 @@ def _ensure_index(out: str, args: argparse.Namespace, popts, copts):
 
     if (Path(out) / DB_NAME).exists():
         index = Index.open(out)
-        index._check_settings({"dense": args.dense, **({"model": args.model} if args.model else {})})
+        index._check_settings({"dense": args.dense, **({"model": args.embed_model} if args.embed_model else {})})
         return index
     return Index.create(
         out,
         dense=args.dense,
-        model=args.model,
+        model=args.embed_model,
         parse_options=popts or {},
         chunk_options=copts or {},
     )
@@ -103,7 +104,9 @@ def register_index(subparsers: Any) -> None:
     d.add_argument("--dense", dest="dense", action="store_const", const=True, default="auto",
                    help="embed chunks (default when sentence-transformers and faiss are installed)")
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
-    p.add_argument("--model", default=None, help="sentence-transformers model path or name (default: all-MiniLM-L6-v2, offline)")
+    add_renamed_option(p, "--embed-model", old=("--model",), dest="embed_model", metavar="NAME",
+                       meaning="the sentence-transformers embedding model",
+                       help="sentence-transformers model path or name (default: all-MiniLM-L6-v2, offline)")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures")

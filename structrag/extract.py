@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ._pymupdf import route_mupdf_messages
 from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from .model import Block, Document, OutlineEntry
 from .numbering import is_bare_label, parse_numbering
@@ -686,11 +687,11 @@ def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
 
 
 def _progress(total: int, desc: str, enabled: bool | None):
-    from tqdm.auto import tqdm
-
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 50
-    return tqdm(total=total, desc=desc, unit="page", disable=not enabled, leave=False, file=sys.stderr)
+    from ._progress import progress_bar  # no tqdm import for a bar nobody sees
+
+    return progress_bar(total, desc=desc, unit="page", enabled=enabled)
 
 
 def _compact_pages(pages: Iterable[int]) -> str:
@@ -707,6 +708,7 @@ def _compact_pages(pages: Iterable[int]) -> str:
     return ", ".join(parts)
 
 
+@route_mupdf_messages  # MuPDF's own messages: the structrag log and a counted warning, not stdout
 def extract(
     path: str | os.PathLike[str],
     *,
@@ -791,7 +793,7 @@ def extract(
     if failed:
         warnings.append(f"{path}: text extraction failed on pages {_compact_pages(failed)}")
     for w in warnings:
-        _warnings.warn(w, StructragWarning, stacklevel=2)
+        _warnings.warn(w, StructragWarning, stacklevel=3)  # past route_mupdf_messages, to the caller
 
     body: list[Block] = []
     furniture: list[Block] = []

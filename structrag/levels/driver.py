@@ -181,11 +181,11 @@ def _resolve(predictor: str | LevelPredictor, options: dict) -> LevelPredictor:
 
 
 def _progress_bar(total: int, enabled: bool | None, desc: str):
-    from tqdm.auto import tqdm
-
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 200
-    return tqdm(total=total, desc=desc, unit="heading", disable=not enabled, leave=False, file=sys.stderr)
+    from .._progress import progress_bar  # no tqdm import for a bar nobody sees
+
+    return progress_bar(total, desc=desc, unit="heading", enabled=enabled)
 
 
 def assign_levels(
