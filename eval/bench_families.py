@@ -13,7 +13,9 @@ For each family the learned level model is trained on the documents of every *ot
 from a model that saw the family.  Training sources are compared (issue 13, item 4):
 
 * ``headings``: the 17 documents of ``headings/`` (what the shipped model trains on today);
-* ``outlines``: plus every other outline-bearing PDF (filings, papers, manuals, a prospectus).
+* ``outlines``: plus every other outline-bearing PDF (filings, papers, manuals, a prospectus);
+* ``contents``: plus pseudo-labels — the PDFs without a usable outline, their headings and levels read
+  off their printed contents page (:func:`structrag.contents.read_contents`); they only ever train.
 
 Scored, per family and pooled by group (business / manual / paper):
 
@@ -145,6 +147,50 @@ def collect_references(data: Path, cache: Path | None, *, min_entries: int = 8, 
                                      located=sum(1 for h in hs if h.bbox is not None)))
     family_of = {r.doc_id: families.get(r.doc_id) or longdoc.get(r.doc_id) or r.doc_id for r in refs}
     return refs, family_of, skipped
+
+
+def contents_pseudo_references(data: Path, cache: Path | None, exclude_sha1: set[str], *,
+                               min_headings: int = 8) -> tuple[list[ReferenceDoc], dict[str, str]]:
+    """Pseudo-labelled documents: PDFs without a usable outline, headings and levels from their printed contents.
+
+    Only the main contents run's located entries (levels from the contents layout) are kept, and
+    only documents with at least ``min_headings`` of them.  Families: the company of a filing
+    (``retrieval/docs.jsonl``), longdoc's family labels, the prospectus family.
+    """
+    try:
+        from structrag.contents import read_contents
+    except ImportError:
+        return [], {}
+    families, groups = load_families()
+    longdoc = _longdoc_families(data)
+    companies: dict[str, str] = {}
+    f = data / "retrieval" / "docs.jsonl"
+    if f.is_file():
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                companies[Path(r["file"]).stem] = f"{str(r.get('company', '')).lower()}-filings"
+    out: list[ReferenceDoc] = []
+    family_of: dict[str, str] = {}
+    for folder in EXTRA_FOLDERS:
+        for pdf in sorted((data / folder).glob("*.pdf")):
+            sha1 = file_sha1(pdf)
+            if sha1 in exclude_sha1:
+                continue
+            doc = cached_extract(pdf, sha1=sha1, cache_dir=cache)
+            if len(doc.outline) >= 8 and printed_share(doc, doc.outline) >= 0.5:
+                continue  # an outline document: it is a reference already
+            res = read_contents(doc)
+            hs = tuple(h for h in res.headings if h.level_source == "contents" and h.level is not None)
+            if not res.usable or len(hs) < min_headings:
+                continue
+            fam = families.get(pdf.stem) or companies.get(pdf.stem) or longdoc.get(pdf.stem) or pdf.stem
+            toc_sha1 = hashlib.sha1(json.dumps([[h.level, h.text, h.page] for h in hs]).encode()).hexdigest()
+            out.append(ReferenceDoc(doc_id=f"{pdf.stem}#contents", group=groups.get(fam, "business"), document=doc,
+                                    headings=hs, pdf_sha1=sha1, toc_sha1=toc_sha1,
+                                    located=sum(1 for h in hs if h.bbox is not None)))
+            family_of[f"{pdf.stem}#contents"] = fam
+    return out, family_of
 
 
 # ---------------------------------------------------------------------------
@@ -314,6 +360,11 @@ def write_report(res: dict, path: Path) -> None:
         L.append(f"| {d['doc_id']} | {d['family']} | {d['group']} | {d['headings']} | {d['located']} | {d['pages']} |")
     if res["skipped"]:
         L += ["", "Skipped: " + "; ".join(f"{a} ({b})" for a, b in res["skipped"]) + "."]
+    if res.get("pseudo_labelled"):
+        L += ["", f"Pseudo-labelled from printed contents (training only, variant `contents`): "
+              f"{len(res['pseudo_labelled'])} documents — "
+              + ", ".join(f"{d['doc_id'].split('#')[0]} ({d['headings']} headings, depth {d['depth']})"
+                          for d in res["pseudo_labelled"]) + "."]
     L += ["", "## Level-only, Micro-STEDS (reference headings given)", "",
           "| predictor | business | manual | paper | all | business parent acc. |", "|---|---:|---:|---:|---:|---:|"]
     for name, d in res["level_only"].items():
@@ -381,8 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=_default_data(), help="the shared data folder")
     ap.add_argument("--cache", default=str(REPO / ".cache" / "levels"))
-    ap.add_argument("--sources", default="headings,outlines",
-                    help="training-source variants to compare (headings, outlines)")
+    ap.add_argument("--sources", default="headings,outlines,contents",
+                    help="training-source variants to compare (headings, outlines, contents)")
     ap.add_argument("--end-to-end-model", default="outlines", help="which variant runs end to end")
     ap.add_argument("--no-end-to-end", action="store_true")
     ap.add_argument("--json", default=None)
@@ -396,12 +447,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     refs, family_of, skipped = collect_references(args.data, cache)
     headings_ids = {json.loads(x)["doc_id"] for x in
                     (args.data / "headings" / "manifest.jsonl").read_text().splitlines() if x.strip()}
+    wanted = [v for v in args.sources.split(",") if v]
+    pseudo: list[ReferenceDoc] = []
+    if "contents" in wanted:
+        pseudo, pseudo_families = contents_pseudo_references(args.data, cache, {r.pdf_sha1 for r in refs})
+        family_of.update(pseudo_families)
+    pseudo_ids = {r.doc_id for r in pseudo}
     variants = {
         "headings": lambda r: r.doc_id in headings_ids,
-        "outlines": lambda r: True,
+        "outlines": lambda r: r.doc_id not in pseudo_ids,
+        "contents": lambda r: True,
     }
-    models = {v: FamilyModels(refs, family_of, cache, sources=variants[v], name=v)
-              for v in args.sources.split(",") if v}
+    # the pseudo-labelled documents only ever train; every score is on outline documents
+    models = {v: FamilyModels(refs + pseudo, family_of, cache, sources=variants[v], name=v) for v in wanted}
     res: dict[str, Any] = {
         "command": "python eval/bench_families.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "commit": _git_commit(),
@@ -412,6 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "headings": len(r.headings), "located": r.located, "pages": r.document.page_count}
                       for r in refs],
         "skipped": skipped,
+        "pseudo_labelled": [{"doc_id": r.doc_id, "family": family_of[r.doc_id], "headings": len(r.headings),
+                             "depth": max(int(h.level) for h in r.headings)} for r in pseudo],
         "shipped_in_sample": sorted(r.doc_id for r in refs if r.pdf_sha1 in _shipped_in_sample()),
     }
     res["level_only"] = level_only(refs, family_of, models)
