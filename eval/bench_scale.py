@@ -86,8 +86,8 @@ def _child_throughput(config: str, dense: bool, out: Path, n_docs: int) -> dict:
             per_doc.append({"name": name, "status": kind,
                             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
-        index = Index.build(files, out, dense=dense, workers=1, progress=False, on_event=event)
-        report = index.last_report
+        index = Index.create(out, dense=dense)
+        report = index.add(files, workers=1, progress=False, on_event=event)
         cpu = time.process_time() - c0
     else:
         from retrievers.ray_ingest import ray_add
