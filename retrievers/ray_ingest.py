@@ -184,13 +184,19 @@ class IndexWorker:
             out["shard"] = [""] * len(out["name"])
             return out
         c0, w0 = time.process_time(), time.perf_counter()
-        if self.encoder is not None:
-            vecs = embed_documents(self.encoder, [([c["text"] for c in d.chunks], [c["section_path"] for c in d.chunks])
-                                                  for d, _, _ in made])
-            made = [(d._replace(vectors=v), c, w) for (d, c, w), v in zip(made, vecs)]
-        ident = hashlib.sha1(json.dumps([(d.name, d.sha1) for d, _, _ in made]).encode("utf-8")).hexdigest()[:20]
-        shard = write_shard(self.shard_dir / f"{self.options_key[:8]}-{ident}.parquet", [d for d, _, _ in made],
-                            self.settings)
+        try:
+            if self.encoder is not None:
+                vecs = embed_documents(self.encoder, [([c["text"] for c in d.chunks],
+                                                       [c["section_path"] for c in d.chunks]) for d, _, _ in made])
+                made = [(d._replace(vectors=v), c, w) for (d, c, w), v in zip(made, vecs)]
+            ident = hashlib.sha1(json.dumps([(d.name, d.sha1) for d, _, _ in made]).encode("utf-8")).hexdigest()[:20]
+            shard = write_shard(self.shard_dir / f"{self.options_key[:8]}-{ident}.parquet", [d for d, _, _ in made],
+                                self.settings)
+        except Exception as e:  # embedding or the shard write failed: the batch's documents fail, the job goes on
+            for d, c, w in made:
+                row(d.name, "failed", f"{d.path}: {_failure_message(e)}", d.page_count, len(d.chunks), c, w)
+            out["shard"] = [""] * len(out["name"])
+            return out
         # the batch's embedding and writing time, shared by its documents in proportion to their chunks
         ec, ew = time.process_time() - c0, time.perf_counter() - w0
         total = max(sum(len(d.chunks) for d, _, _ in made), 1)

@@ -193,3 +193,12 @@ def test_bad_shards(pdfs, tmp_path):
         other = write_shard(tmp_path / "other.parquet", [], shard_settings({"lowercase": False}, None, None))
         with pytest.raises(ConfigError, match="other index settings"):
             index.merge_shards([other])
+
+
+def test_a_batch_whose_shard_cannot_be_written_fails_its_documents(pdfs, tmp_path):
+    blocker = tmp_path / "blocked"
+    blocker.write_text("a file where the shard folder should be")
+    with Index.create(tmp_path / "ix", dense=False) as index:
+        rows = _worker(index, blocker / "shards")({"path": [str(pdfs / "globex.pdf")], "name": ["globex.pdf"]})
+        assert rows["status"] == ["failed"] and rows["shard"] == [""]
+        assert "globex.pdf" in rows["detail"][0] and "Error" in rows["detail"][0]
