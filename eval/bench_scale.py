@@ -134,15 +134,29 @@ def throughput(args) -> list[dict]:
     return rows
 
 
+def busiest_worker_cpu_s(row: dict) -> float:
+    """CPU seconds of the busiest worker: the wall time of the run on idle cores, one per worker
+    (start-up aside); for the single process, its own CPU time."""
+    if row["config"] == "single":
+        return row["cpu_s"]
+    per: dict[int, float] = {}
+    for d in row["per_doc"]:
+        per[d["worker"]] = per.get(d["worker"], 0.0) + d["cpu_s"]
+    return max(per.values(), default=0.0)
+
+
 def throughput_table(rows: list[dict]) -> str:
-    lines = ["| index | engine | workers | documents | pages | chunks | wall s | pages/s | CPU ms/page | "
-             "peak RSS per worker MB | load avg (1 min) before → after |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    lines = ["| index | engine | workers | documents | pages | chunks | wall s | pages/s (wall) | CPU ms/page | "
+             "busiest worker CPU s | pages/s on idle cores | peak RSS per worker MB | load avg (1 min) before → after |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         eng = "single process" if r["config"] == "single" else "Ray Data"
         w = "1" if r["config"] == "single" else r["config"].removeprefix("ray")
+        crit = busiest_worker_cpu_s(r)
         lines.append(f"| {'dense' if r['dense'] else 'lexical'} | {eng} | {w} | {r['documents']} | {r['pages']:,} | "
-                     f"{r['chunks']:,} | {r['wall_s']} | {r['pages_per_s']} | {r['cpu_ms_per_page']} | "
-                     f"{r['peak_rss_mb_max']} | {r['load_before'][0]} → {r['load_after'][0]} |")
+                     f"{r['chunks']:,} | {r['wall_s']} | {r['pages_per_s']} | {r['cpu_ms_per_page']} | {crit:.1f} | "
+                     f"{r['pages'] / max(crit, 1e-9):.1f} | {r['peak_rss_mb_max']} | "
+                     f"{r['load_before'][0]} → {r['load_after'][0]} |")
     return "\n".join(lines)
 
 
@@ -340,12 +354,18 @@ def main(argv=None) -> int:
     s.add_argument("--queries", type=int, default=200)
     s.add_argument("--engine-queries", type=int, default=20, help="queries timed on each engine (default: 20)")
     s.add_argument("--out", default=str(REPO / "eval" / "out" / "scale-sizing.json"))
+    tb = sub.add_parser("table", help="the throughput table of saved JSON files")
+    tb.add_argument("files", nargs="+")
     a = sub.add_parser("agreement")
     a.add_argument("--single", required=True)
     a.add_argument("--ray", required=True)
     a.add_argument("--queries", default=str(_shared() / "retrieval" / "queries.jsonl"))
     a.add_argument("--out", default=str(REPO / "eval" / "out" / "scale-agreement.json"))
     args = ap.parse_args(argv)
+    if args.what == "table":
+        rows = [r for f in args.files for r in json.loads(Path(f).read_text())["rows"]]
+        print(throughput_table(rows))
+        return 0
     meta = {"commit": _commit(), "command": " ".join(["python", "eval/bench_scale.py", *argv])}
     if args.what == "throughput":
         rows = throughput(args)
