@@ -315,7 +315,12 @@ def agreement(args) -> dict:
         engine = QdrantEngine.local(tmp / "qdrant")
         engine.sync(other, progress=False)
         retr = EngineRetriever(other, engine)
-        out = {"queries": len(queries), "documents": len(single.corpus.doc_names)}
+        out = {"queries": len(queries), "documents": len(single.corpus.doc_names),
+               "same_documents": [d.name for d in single.documents()] == [d.name for d in other.documents()],
+               "same_chunks": all([c.to_dict() for c in single.chunks(n)] == [c.to_dict() for c in other.chunks(n)]
+                                  for n in single.corpus.doc_names)}
+        if single.corpus.has_dense and other.corpus.has_dense:
+            out["max_vector_difference"] = float(np.abs(single.corpus.chunk_vectors - other.corpus.chunk_vectors).max())
         for scope in ("doc", "collection"):
             same_order = same_set = 0
             for q in queries:
