@@ -294,7 +294,9 @@ def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch
     ray_data_log = logging.getLogger("ray.data")
     saved_level = ray_data_log.level
     ray_data_log.setLevel(logging.WARNING)
-    ds = ray.data.from_items(todo, override_num_blocks=max(1, -(-len(todo) // docs_per_batch)))
+    # largest files first: workers take documents as they free up, so the big ones should not come last
+    # and leave one worker running alone (commits still follow the input order, below)
+    ds = ray.data.from_items(sorted(todo, key=_size_desc), override_num_blocks=max(1, -(-len(todo) // docs_per_batch)))
     gpus = 1 if device.startswith("cuda") else 0
     with warnings.catch_warnings():
         # max_task_retries goes through Ray's remote-args keywords, the documented way to stop a batch
@@ -363,6 +365,13 @@ def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch
         bar.close()
         ctx.enable_progress_bars, ctx.max_errored_blocks = saved
         ray_data_log.setLevel(saved_level)
+
+
+def _size_desc(item: Mapping[str, str]) -> tuple[int, str]:
+    try:
+        return -os.stat(item["path"]).st_size, item["name"]
+    except OSError:
+        return 0, item["name"]  # reported by its worker
 
 
 def _write_run_report(root: Path, report: AddReport) -> None:
