@@ -95,12 +95,12 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
         yield
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    common = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING,
-              "configure_logging": True}
+    common = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
-        ray.init(address=address, **common)
+        ray.init(address=address, **common)  # the cluster has its own resources and dashboard
     else:
-        ray.init(num_cpus=num_cpus, object_store_memory=int(object_store_mb) * 2**20, **common)
+        ray.init(num_cpus=num_cpus, object_store_memory=int(object_store_mb) * 2**20, include_dashboard=False,
+                 **common)
     try:
         yield
     finally:

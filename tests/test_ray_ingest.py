@@ -42,6 +42,54 @@ def test_ray_session_shuts_down_what_it_started():
     assert not ray.is_initialized()
 
 
+_HEAD = """
+import signal, sys, time, ray
+ctx = ray.init(num_cpus=1, object_store_memory=80 * 2**20, include_dashboard=False)
+print(ctx.address_info["gcs_address"], flush=True)
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))  # exiting runs Ray's shutdown of what it started
+while True:
+    time.sleep(1)
+"""
+
+
+_CLIENT = """
+import json, sys, ray
+from retrievers.ray_ingest import ray_build
+with ray_build([sys.argv[1]], sys.argv[2], ray_address=sys.argv[3], dense=False) as index:
+    report = index.last_report
+print(json.dumps({"added": report.added, "failed": len(report.failed), "connected_after": ray.is_initialized()}))
+"""
+
+
+def test_ray_address_joins_a_running_cluster(pdfs, tmp_path):
+    """A Ray started by another process (a one-node cluster): --ray-address connects to it and leaves it up.
+
+    Both sides run in their own processes, away from this module's local Ray.
+    """
+    import os
+    import subprocess
+    import sys
+
+    # token authentication is a cluster's own business; this throwaway one runs without it
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    head = subprocess.Popen([sys.executable, "-c", _HEAD], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env)
+    try:
+        address = head.stdout.readline().strip()
+        assert address, "the head process did not start"
+        run = subprocess.run([sys.executable, "-c", _CLIENT, str(pdfs), str(tmp_path / "ix"), address],
+                             capture_output=True, text=True, env=env, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        got = json.loads(run.stdout.strip().splitlines()[-1])
+        assert got == {"added": ["acme.pdf", "globex.pdf"], "failed": 1, "connected_after": False}
+        assert head.poll() is None  # the cluster is still up
+    finally:
+        head.terminate()
+        head.wait(60)
+    with Index.open(tmp_path / "ix") as index:
+        assert [d.name for d in index.documents()] == ["acme.pdf", "globex.pdf"]
+
+
 @pytest.fixture(scope="module")
 def local_ray():
     ray.init(num_cpus=2, object_store_memory=80 * 2**20, include_dashboard=False, log_to_driver=False)
