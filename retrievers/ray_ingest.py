@@ -17,7 +17,8 @@
    (:mod:`retrievers.shards`) and returns one small status row per document.
    Parsing and embedding share the actor: the documents are the heavy data, and
    moving them between two stages through the object store would cost more than
-   it buys on CPU workers.
+   it buys on CPU workers.  The largest files are handed out first, so no worker
+   is left alone with a big one at the end.
 2. The driver streams the status rows and commits each document from its shard
    into the index (:meth:`Index._merge_shard`), in input order, so the index is
    the same whatever the number of workers and however they finish.
