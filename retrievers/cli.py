@@ -99,7 +99,16 @@ def register_index(subparsers: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="PDF files or folders (searched recursively)")
     p.add_argument("--out", required=True, metavar="DIR", help="index directory (created if missing)")
-    p.add_argument("--workers", type=int, default=1, help="documents parsed in parallel (default: 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="documents parsed in parallel (default: 1; with --engine ray: Ray workers, default every CPU)")
+    g = p.add_argument_group("distributed ingestion (pip install \"structrag[ray]\")")
+    g.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help="local (default): this process and --workers processes; ray: a Ray Data job whose workers "
+                   "parse, chunk and embed into shards that are merged into the index")
+    g.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="a running Ray cluster (auto, ray://HOST:10001); default: a local Ray with --workers CPUs")
+    g.add_argument("--docs-per-batch", type=int, default=1, metavar="N",
+                   help="documents per Ray worker call, embedded together (default: 1)")
     d = p.add_mutually_exclusive_group()
     d.add_argument("--dense", dest="dense", action="store_const", const=True, default="auto",
                    help="embed chunks (default when sentence-transformers and faiss are installed)")
@@ -115,16 +124,24 @@ def register_index(subparsers: Any) -> None:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise ConfigError("--workers must be at least 1")
+    if args.engine != "ray" and args.ray_address:
+        raise ConfigError("--ray-address needs --engine ray")
     popts, copts = _options(args)
     t0 = time.perf_counter()
     index = _ensure_index(args.out, args, popts, copts)
     with index:
-        report = index.add(args.paths, workers=args.workers, progress=args.progress,
-                           parse_options=popts and {**index.parse_options, **popts},
-                           chunk_options=copts and {**index.chunk_options, **copts},
-                           on_event=_event_printer(args.quiet or args.json))
+        options = dict(progress=args.progress, parse_options=popts and {**index.parse_options, **popts},
+                       chunk_options=copts and {**index.chunk_options, **copts},
+                       on_event=_event_printer(args.quiet or args.json))
+        if args.engine == "ray":
+            from .ray_ingest import ray_add
+
+            report = ray_add(index, args.paths, workers=args.workers, ray_address=args.ray_address,
+                             docs_per_batch=args.docs_per_batch, **options)
+        else:
+            report = index.add(args.paths, workers=args.workers or 1, **options)
         secs = time.perf_counter() - t0
         docs = index.documents()
         summary = {
