@@ -52,7 +52,7 @@ def heading_from_block(
     last: int,
     *,
     text: str | None = None,
-    source: str = "detected",
+    source: str = "layout",
     level: int | None = None,
     level_source: str | None = None,
     score: float = 1.0,
@@ -100,8 +100,10 @@ def _similarity(a: str, b: str) -> float:
         short, long_ = sorted((len(a), len(b)))
         # a heading whose title continues ("Item 7." vs "Item 7. Management's ...")
         return 0.85 + 0.15 * short / long_ if short >= 4 else 0.5
+    if 2 * min(len(a), len(b)) < 0.75 * (len(a) + len(b)):
+        return 0.0  # SequenceMatcher.real_quick_ratio, without building the matcher (the costly part)
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if sm.real_quick_ratio() < 0.75 or sm.quick_ratio() < 0.75:
+    if sm.quick_ratio() < 0.75:
         return 0.0
     return sm.ratio()
 
@@ -147,7 +149,14 @@ def locate_outline(
         want = normalize_title(e.title)
         want_bare = _strip_number(want, e.title)
         best: tuple[float, int, int] | None = None
-        if e.page >= 0 and want:
+        if 0 <= e.page < document.page_count and want:
+            # fast path: an exact single-block match on the target page, in reading order, scores the
+            # maximum (1.0) and the first one found wins anyway
+            for first, last, cand in page_cands(e.page):
+                if first == last and first >= cursor and cand == want:
+                    best = (1.0, first, last)
+                    break
+        if best is None and e.page >= 0 and want:
             for k, p in enumerate((e.page, e.page + 1, e.page - 1)):
                 if not 0 <= p < document.page_count:
                     continue
