@@ -63,7 +63,8 @@ _TITLE_RE = re.compile(
     r"^\s*(?:table\s+of\s+contents?|contents?|目\s*录|目\s*次)\s*(?:\(\s*continued\s*\)|（\s*续\s*）)?\s*[:：]?\s*$",
     re.I,
 )
-_INDEX_RE = re.compile(r"^\s*(?:general\s+|subject\s+|alphabetical\s+)?index\s*$|^\s*索\s*引\s*$", re.I)
+_INDEX_RE = re.compile(r"^\s*(?:general\s+|subject\s+|alphabetical\s+)?index(?:\s+to\s+(?:the\s+)?[a-z][\w ,&]{2,60})?"
+                       r"\s*$|^\s*索\s*引\s*$", re.I)
 #: column headings of a contents table ("Page", "Item No. Page", "页码")
 _COLUMN_HEAD_RE = re.compile(r"^\s*(?:(?:item|section|note)s?\s*(?:no\.?)?\s*)?(?:page|pages|page\s+no\.?|页码|页)\s*$",
                              re.I)
@@ -75,7 +76,8 @@ _LABEL = r"(?:[A-Z]{1,2}\s?[-–.]\s?\d{1,4}|\d{1,3}(?:\s?[-–]\s?\d{1,4}){1,2}
 _LABEL_FULL = re.compile(rf"^\s*(?:page\s+)?({_LABEL})\s*$", re.I)
 _TRAIL_LEADER = re.compile(rf"^(?P<title>.*?\S)?{_LEADER}\s*(?P<label>{_LABEL})\s*$")
 _TRAIL_SPACE = re.compile(rf"^(?P<title>.*?\S)\s+(?P<label>{_LABEL})\s*$")
-_LEAD = re.compile(r"^(?P<label>\d{1,4})\s+(?P<title>[^\W\d_].*)$")
+_TRAIL_CJK = re.compile(r"^(?P<title>.*[\u3400-\u9fff）)])(?P<label>\d{1,4})\s*$")
+_LEAD = re.compile(r"^(?P<label>\d{1,4})\s+(?P<title>(?:\d{1,2}(?:\.\d{1,3})*\.?\s+)?[^\W\d_].*)$")
 _STRIP_LEADERS = re.compile(rf"{_LEADER}\s*$")
 # "Item 7", "Note 12", "Appendix 3": a number that belongs to the title (taken as a page label later only
 # when it fits between its neighbours' labels, see _late_labels)
@@ -208,6 +210,10 @@ def _segment(frags: Sequence[Fragment], page_count: int, leading_mode: bool) -> 
                 # "Item 7" / "Note 12" / "第 3 节": a number that belongs to the title's own label
                 if not _OWN_NUMBER.search(t):
                     label, title = m.group("label"), t
+    if label is None and not leading_mode:
+        m = _TRAIL_CJK.match(text)  # "...持股情况176": Chinese contents set the label right after the title
+        if m and _label_ok(m.group("label"), page_count, roman_needs_sep=True):
+            label, title = m.group("label"), m.group("title")
     if label is None and leading_mode:
         m = _LEAD.match(text)
         if m and _label_ok(m.group("label"), page_count, roman_needs_sep=True):
@@ -319,11 +325,13 @@ def page_evidence(frags: Sequence[Fragment], page_count: int) -> PageEvidence:
         title = True
     leading = False
     if len(refs) < 3:
-        # "12 Strategy" contents: labels first, increasing with gaps (a numbered list goes 1, 2, 3)
+        # "12 Strategy" contents: labels first, never going down, and not a numbered list (which goes
+        # up by exactly one at every row)
         lsegs = [s for r in rows for s in row_segments(r, page_count, leading_mode=True)]
         lrefs = [int(s.label) for s in lsegs if s.label is not None and s.leading]
         steps = [b - a for a, b in zip(lrefs, lrefs[1:])]
-        if len(lrefs) >= 4 and _mono(lrefs) >= 0.8 and sum(1 for d in steps if d > 1) >= 0.5 * len(steps):
+        if (len(lrefs) >= 4 and _mono(lrefs) >= 0.8 and sum(1 for d in steps if d == 1) <= 0.5 * len(steps)
+                and (title or len(lrefs) >= 8)):
             refs, leading = lrefs, True
             n_text = sum(1 for s in lsegs if _HAS_WORD.search(" ".join(f.text for f in s.frags)))
     return PageEvidence(n_text, tuple(refs), _mono(refs), title, index, leading)
@@ -415,7 +423,8 @@ def _clean(segs: list[Segment], page_count: int) -> list[Segment]:
     """Drop what is not an entry: the title and what is above it, column heads, bare numbers, notes."""
     title_y = None
     for s in segs:
-        if is_contents_title(" ".join(f.text for f in s.frags)) or _INDEX_RE.match(_squeeze(s.title)):
+        # the page's title carries no page label ("Index . . . 226" is an entry)
+        if s.label is None and is_contents_title(" ".join(f.text for f in s.frags), index=True):
             title_y = s.y1 if title_y is None else title_y
     sizes = sorted(s.size for s in segs if s.label is not None)
     entry_size = sizes[len(sizes) // 2] if sizes else 0.0
@@ -441,7 +450,9 @@ def _clean(segs: list[Segment], page_count: int) -> list[Segment]:
 
 
 def _merge(a: Segment, b: Segment, label_from: Segment) -> Segment:
-    title = (a.title + " " + b.title).strip()
+    # Chinese lines wrap inside a word: no space where both sides are CJK
+    sep = "" if _CJK.match(a.title[-1:] or " ") and _CJK.match(b.title[:1] or " ") else " "
+    title = (a.title + sep + b.title).strip()
     return Segment(a.frags + b.frags, title, label_from.label, label_from.leading, a.x0,
                    max(a.title_x1, b.title_x1), min(a.y0, b.y0), max(a.y1, b.y1), a.size, a.bold)
 
@@ -456,23 +467,35 @@ def _join_wraps(segs: list[Segment]) -> list[Segment]:
     def long(s: Segment) -> bool:
         return s.title_x1 >= left + 0.6 * (right - left)
 
+    def full(s: Segment) -> bool:  # the line ran to the right edge: it wrapped
+        return max(f.x1 for f in s.frags) >= right - 4 * max(s.size, 1.0)
+
     def alone(i: int, x: float) -> bool:
         # a wrapped line is the only row at its indentation: the next row goes back (a list of
         # children, which a divider has, continues at the deeper indentation)
         return i + 1 >= len(segs) or segs[i + 1].x0 <= x + 2
 
+    gaps = sorted(b.y0 - a.y1 for a, b in zip(segs, segs[1:]) if b.y0 - a.y1 > -1)
+    usual = gaps[len(gaps) // 2] if gaps else 0.0  # the usual space between rows (wrapped lines keep it)
     out: list[Segment] = []
     for i, s in enumerate(segs):
         if out:
             p = out[-1]
-            tight = (s.y0 - p.y1 < 0.6 * max(p.size, s.size, 1.0) and abs(s.x0 - p.x0) < 0.4 * (right - left)
-                     and abs(s.size - p.size) <= 1.0)
+            gap = s.y0 - p.y1
+            tight = (-0.5 * max(p.size, s.size, 1.0) < gap < max(0.6 * max(p.size, s.size, 1.0), 1.15 * usual)
+                     and abs(s.x0 - p.x0) < 0.4 * (right - left) and abs(s.size - p.size) <= 1.0)
             first = s.title[:1]
             cont = first == "" or first.islower() or not _HAS_WORD.match(first) and not _CJK.match(first)
             own_number = parse_numbering(s.title)[0] is not None
+            # a numbered title that ran to the right edge, its rest on the next row (unnumbered, alone)
+            wrapped = full(p) and parse_numbering(p.title)[0] is not None and alone(i, p.x0)
             if tight and p.label is None and s.label is not None and not s.leading and not own_number and (
-                    cont or (long(p) and (s.x0 > p.x0 + 2 or _words(s.title) <= 3) and alone(i, p.x0))):
+                    cont or wrapped or (long(p) and (s.x0 > p.x0 + 2 or _words(s.title) <= 3) and alone(i, p.x0))):
                 out[-1] = _merge(p, s, s)
+                continue
+            if (tight and p.label is None and s.label is None and not own_number and full(p) and s.x0 > p.x0 + 2
+                    and i + 1 < len(segs) and segs[i + 1].label is not None and abs(segs[i + 1].x0 - s.x0) <= 2):
+                out[-1] = _merge(p, s, s)  # the middle line of a title wrapped over three rows
                 continue
             if tight and p.label is not None and s.label is None and not p.leading and not own_number and long(p) and (
                     cont or (s.x0 > p.x0 + 2 and alone(i, p.x0))):
@@ -482,15 +505,35 @@ def _join_wraps(segs: list[Segment]) -> list[Segment]:
     return out
 
 
+def _wraps_over_page(page: list[Segment], s: Segment) -> bool:
+    """The last row of a contents page is a numbered title without a label and the next page opens with
+    the unnumbered rest of it, labelled."""
+    p = page[-1]
+    right = max(max(f.x1 for f in x.frags) for x in page)
+    return (p.label is None and s.label is not None and not s.leading and abs(p.size - s.size) <= 1.0
+            and parse_numbering(p.title)[0] is not None and parse_numbering(s.title)[0] is None
+            and max(f.x1 for f in p.frags) >= right - 4 * max(p.size, 1.0))
+
+
 def parse_contents(document: Document, pages: Sequence[int]) -> list[ContentsEntry]:
     """The entries of one run of contents pages, in order, levels set, pages not yet mapped."""
     n = document.page_count
     frags_by_page = {p: block_fragments(document.page_blocks(p)) for p in pages}
     leading = any(page_evidence(frags_by_page[p], n).leading for p in pages[:2])
     entries: list[ContentsEntry] = []
+    per_page: list[tuple[int, list[Segment]]] = []
     for p in pages:
         segs = [s for r in rows_of(frags_by_page[p]) for s in row_segments(r, n, leading)]
-        for s in _join_wraps(_clean(segs, n)):
+        segs = _join_wraps(_clean(segs, n))
+        if per_page and per_page[-1][1] and segs and _wraps_over_page(per_page[-1][1], segs[0]):
+            per_page[-1][1][-1] = _merge(per_page[-1][1][-1], segs[0], segs[0])
+            segs = segs[1:]
+        per_page.append((p, segs))
+    for p, segs in per_page:
+        top = 0.08 * (document.page_sizes[p][1] if p < len(document.page_sizes) else 792.0)
+        for s in segs:
+            if s.label is None and s.y1 <= top:
+                continue  # a running header the furniture pass missed ("ii 110th Annual Report | 2023")
             title = s.title.strip(" |:–—-")
             if not _HAS_WORD.search(title):
                 continue
@@ -500,7 +543,28 @@ def parse_contents(document: Document, pages: Sequence[int]) -> list[ContentsEnt
             entries.append(ContentsEntry(title=title, label=s.label, indent=indent,
                                          numbering=parse_numbering(title)[0], contents_page=p,
                                          size=s.size, bold=s.bold))
-    return assign_contents_levels(_late_labels(entries, n))
+    return assign_contents_levels(_letter_numbers(_late_labels(entries, n)))
+
+
+_LETTER = re.compile(r"^([A-Z])\s+(?=[A-Z][a-z])")
+
+
+def _letter_numbers(entries: list[ContentsEntry]) -> list[ContentsEntry]:
+    """"A Federal Reserve ...", "B Minutes ...", "C ...": a bare capital letter before the title numbers the
+    entries when at least three of them run A, B, C in order (a single "A New Era" is a title)."""
+    letters = [(i, m.group(1)) for i, e in enumerate(entries) if e.numbering is None
+               for m in [_LETTER.match(e.title)] if m]
+    run = 0
+    for (_, a), (_, b) in zip(letters, letters[1:]):
+        run = run + 1 if ord(b) == ord(a) + 1 else 0
+        if run >= 2:
+            break
+    if run < 2:
+        return entries
+    out = list(entries)
+    for i, ch in letters:
+        out[i] = replace(out[i], numbering=Numbering(scheme="alpha", values=(ord(ch) - 64,), label=ch))
+    return out
 
 
 def _late_labels(entries: list[ContentsEntry], page_count: int) -> list[ContentsEntry]:
@@ -551,11 +615,22 @@ def _compare(a: ContentsEntry, b: ContentsEntry, tol: float) -> tuple[int, str]:
             return (1 if ra < rb else -1), "numbering"
         if na.scheme == nb.scheme:
             return 0, "numbering"
-    # a number often hangs left of the text column: between a numbered and an unnumbered entry only a
-    # wide step of indentation counts
-    step = tol if (na is None) == (nb is None) else max(tol, 2.5 * max(a.size, b.size))
-    if abs(a.indent - b.indent) > step:
-        return (1 if a.indent < b.indent else -1), "indent"
+    dx = a.indent - b.indent
+    if (na is None) == (nb is None):
+        if abs(dx) > tol:
+            return (1 if dx < 0 else -1), "indent"
+        return _compare_type(a, b)
+    # a number often hangs left of the text column: between a numbered and an unnumbered entry a small
+    # step of indentation may be the number's width, so the type decides first and the step only then
+    if abs(dx) > max(tol, 2.5 * max(a.size, b.size)):
+        return (1 if dx < 0 else -1), "indent"
+    c, why = _compare_type(a, b)
+    if c == 0 and abs(dx) > tol:
+        return (1 if dx < 0 else -1), "indent"
+    return c, why
+
+
+def _compare_type(a: ContentsEntry, b: ContentsEntry) -> tuple[int, str]:
     if abs(a.size - b.size) > 0.6:
         return (1 if a.size > b.size else -1), "size"
     if a.bold != b.bold:
@@ -679,9 +754,11 @@ def map_pages(
     its title is printed (or a footer prints its label); a path over the
     entries pays 1 per entry whose vote it does not follow and
     ``switch_cost`` per change of offset within one label scheme (a change of
-    scheme, roman to arabic or to "F-" pages, is cheap).  A run whose best
-    path is supported by fewer than two entries, and a fifth of them, stays
-    unmapped.
+    scheme, roman to arabic or to "F-" pages, is free), 0.8 for a page
+    before the contents (except roman front matter) and 1.2 for a page past
+    the end of the file (an excerpt).  A run whose best path is supported by
+    fewer than two entries, or by less than a fifth of those it maps inside
+    the file, stays unmapped.
     """
     n = document.page_count
     titles = titles if titles is not None else _TitleIndex(document)
@@ -708,19 +785,20 @@ def map_pages(
     first = min(e.contents_page for e in entries if e.contents_page >= 0) if entries else 0
 
     def cost(k: int, o: int) -> float:
-        _, _, v = lab[k]
+        _, scheme, v = lab[k]
         p = v + o
         if not 0 <= p < n:
-            return 3.0
+            return 1.2  # past the end (an excerpt, a truncated file) is a reading too, barely worse than a miss
         # a contents page lists what follows it: a page before it is a weaker reading (numbering that
-        # restarts in an attached document otherwise sends its entries back to the main document)
-        return (0.0 if o in votes[k] else 1.0) + (0.8 if p < first else 0.0)
+        # restarts in an attached document otherwise sends its entries back to the main document);
+        # roman front matter may well come before it
+        return (0.0 if o in votes[k] else 1.0) + (0.8 if p < first and scheme != "roman" else 0.0)
 
     # Viterbi over entries; back pointers per step
     prev = {o: cost(0, o) for o in states}
     back: list[dict[int, int]] = []
     for k in range(1, len(lab)):
-        sw = switch_cost if lab[k][1] == lab[k - 1][1] else 0.5
+        sw = switch_cost if lab[k][1] == lab[k - 1][1] else 0.0  # another label scheme, another offset
         best_o = min(prev, key=prev.get)  # type: ignore[arg-type]
         cur: dict[int, float] = {}
         bp: dict[int, int] = {}
@@ -739,8 +817,9 @@ def map_pages(
         path.append(o)
     path.reverse()
     support = sum(1 for k, o in enumerate(path) if o in votes[k])
+    inside = sum(1 for (_, _, v), o in zip(lab, path) if 0 <= v + o < n)
     out = list(entries)
-    if support < max(2, 0.2 * len(lab)) or prev[path[-1]] == inf:
+    if support < max(2, 0.2 * inside) or prev[path[-1]] == inf:
         return out
     for k, ((i, _, v), o) in enumerate(zip(lab, path)):
         p = v + o
@@ -800,8 +879,8 @@ def read_contents(
     """Find, parse, map and locate the printed contents of ``document``.
 
     A run is used when it located at least ``min_located`` entries and
-    ``min_located_share`` of its labelled ones; the contents is ``usable``
-    when one run is.
+    ``min_located_share`` of those mapped to a page of the file; the contents
+    is ``usable`` when one run is.
     Never raises on odd contents: entries that cannot be mapped or located
     are counted and left out of the headings.
     """
@@ -836,7 +915,8 @@ def read_contents(
         per_run.append((run, entries, heads))
     # the main run is the first one that locates enough of its entries: the document's own contents
     # comes before a financial statements index, a chapter's contents or an attached document's
-    ok = [len(heads) >= min_located and len(heads) >= min_located_share * max(rs["labelled"], 1)
+    # the share counts the entries mapped inside the file: a truncated file's contents stays usable
+    ok = [len(heads) >= min_located and len(heads) >= min_located_share * max(rs["mapped"], 1)
           for (_, _, heads), rs in zip(per_run, stats["runs"])]
     usable = any(ok)
     main = ok.index(True) if usable else 0

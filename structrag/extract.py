@@ -673,12 +673,21 @@ def extract(
                 b.role = "toc"
         pages[p] = _split_toc_lines(pages[p])
         # what is printed above the contents title is not part of it ("Item 8. Financial Statements" over
-        # a filing's "INDEX" to them): it stays body text
-        tops = [b.bbox[1] for b in pages[p] if b.role == "toc" and len(b.text) <= 40
+        # a filing's "INDEX" to them): it stays body text.  Titles sit in the upper part of the page (an
+        # "Index" entry at the foot of a contents page is no title)
+        height = sizes[p][1] or 792.0
+        tops = [b.bbox[1] for b in pages[p] if b.role == "toc" and len(b.text) <= 80 and b.bbox[1] < 0.4 * height
                 and is_contents_title(b.text, index=True)]
         if tops:
             for b in pages[p]:
                 if b.role == "toc" and b.bbox[3] <= min(tops) + 0.5:
+                    b.role = "body"
+        # nor is a line set far larger than the entries (the chapter title over a chapter's contents)
+        entry_sizes = sorted(b.size for b in pages[p] if b.role == "toc")
+        if entry_sizes:
+            big = 1.6 * entry_sizes[len(entry_sizes) // 2]
+            for b in pages[p]:
+                if b.role == "toc" and b.size >= big and not is_contents_title(b.text, index=True):
                     b.role = "body"
 
     if textless:
