@@ -233,13 +233,13 @@ def row_segments(row: Sequence[Fragment], page_count: int, leading_mode: bool = 
         cur = pieces[-1]
         if cur:
             prev = cur[-1]
-            gap = f.x0 - prev.x1
-            starts_word = _HAS_WORD.match(f.text[:1] or " ") is not None
-            cur_seg = _segment(cur, page_count, leading_mode)
-            if cur_seg.label is not None and not cur_seg.leading and starts_word and gap > 1.5 * max(f.size, 1):
-                pieces.append([f])
-                continue
-            if leading_mode and _LEAD.match(f.text) and gap > 1.5 * max(f.size, 1):
+            wide = f.x0 - prev.x1 > 1.5 * max(f.size, 1)
+            if wide and _HAS_WORD.match(f.text[:1] or " ") is not None:
+                cur_seg = _segment(cur, page_count, leading_mode)  # only parsed where a split is possible
+                if cur_seg.label is not None and not cur_seg.leading:
+                    pieces.append([f])
+                    continue
+            if wide and leading_mode and _LEAD.match(f.text):
                 pieces.append([f])
                 continue
         cur.append(f)
@@ -324,7 +324,7 @@ def page_evidence(frags: Sequence[Fragment], page_count: int) -> PageEvidence:
     if index_title and not index and _mono(refs) >= 0.8:
         title = True
     leading = False
-    if len(refs) < 3:
+    if len(refs) < 3 and (title or sum(1 for f in frags if _LEAD.match(f.text)) >= 4):
         # "12 Strategy" contents: labels first, never going down, and not a numbered list (which goes
         # up by exactly one at every row)
         lsegs = [s for r in rows for s in row_segments(r, page_count, leading_mode=True)]
@@ -531,8 +531,9 @@ def parse_contents(document: Document, pages: Sequence[int]) -> list[ContentsEnt
         per_page.append((p, segs))
     for p, segs in per_page:
         top = 0.08 * (document.page_sizes[p][1] if p < len(document.page_sizes) else 792.0)
+        titled = any(is_contents_title(b.text, index=True) for b in document.page_blocks(p) if len(b.text) <= 80)
         for s in segs:
-            if s.label is None and s.y1 <= top:
+            if s.label is None and s.y1 <= top and not titled and _HEADER_NUMBER.search(s.title):
                 continue  # a running header the furniture pass missed ("ii 110th Annual Report | 2023")
             title = s.title.strip(" |:–—-")
             if not _HAS_WORD.search(title):
@@ -546,6 +547,7 @@ def parse_contents(document: Document, pages: Sequence[int]) -> list[ContentsEnt
     return assign_contents_levels(_letter_numbers(_late_labels(entries, n)))
 
 
+_HEADER_NUMBER = re.compile(r"^(?:\d{1,4}|[ivxlc]{1,6})\s|\s(?:\d{1,4}|[ivxlc]{1,6})$")
 _LETTER = re.compile(r"^([A-Z])\s+(?=[A-Z][a-z])")
 
 
@@ -714,9 +716,15 @@ def _key(norm: str) -> str:
     return " ".join(norm.split()[:4])
 
 
-def _bare(norm: str, raw: str) -> str:
-    num, rest = parse_numbering(raw)
-    return normalize_title(rest) if num is not None else norm
+# a heading number at the start of a normalised title ("2 3 ", "item 7a ", "note 12 ", "第一节 ", "一 ")
+_NORM_NUMBER = re.compile(r"^(?:(?:item|part|note|section|chapter|article|schedule|appendix|exhibit)\s+\w{1,5}\s+"
+                          r"|(?:\d{1,3}\s+)+|[ivx]{1,5}\s+|[a-z]\s+(?=\w{3})|第[\w]{1,4}[节章部篇条]\s*"
+                          r"|[一二三四五六七八九十]{1,3}\s+)")
+
+
+def _bare(norm: str, raw: str = "") -> str:
+    """The normalised title without its heading number (a cheap pattern: it only widens the candidates)."""
+    return _NORM_NUMBER.sub("", norm, count=1) or norm
 
 
 def _footer_labels(document: Document) -> dict[tuple[str, int], set[int]]:

@@ -553,8 +553,21 @@ def _toc_pages(pages: list[list[_PageBlock]], page_count: int) -> list[int]:
     for p, blocks in enumerate(pages):
         if not any(b.lines is not None for b in blocks):
             continue
-        ev = _toc_evidence(blocks, page_count)
         follows = bool(out) and (out[-1] == p - 1 or (out[-1] == p - 2 and not pages[p - 1]))
+        # cheap rejection before the row analysis: a contents page has many rows ending (or starting) in
+        # a page label, fewer only under a contents title or after a contents page
+        ends, title = 0, False
+        for b in blocks:
+            if b.role != "body" or b.lines is None:
+                continue
+            for ln in b.lines:
+                if _TOC_END_RE.search(ln.text):
+                    ends += 1
+                elif not title and len(ln.text) <= 80 and is_contents_title(ln.text, index=True):
+                    title = True
+        if ends < 3 or (ends < 6 and not title and not follows):
+            continue
+        ev = _toc_evidence(blocks, page_count)
         if ev.is_contents(continuation=follows):
             out.append(p)
     return out

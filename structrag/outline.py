@@ -138,12 +138,19 @@ def locate_outline(
     out: list[LocatedEntry] = []
     cursor = 0  # matches move forward in reading order
     cache: dict[int, list[tuple[int, int, str]]] = {}
+    singles: dict[int, list[tuple[int, str]]] = {}
 
     def page_cands(p: int) -> list[tuple[int, int, str]]:
         if p not in cache:
             lo, hi = document._page_block_range(p)
             cache[p] = [(lo + a, lo + b, t) for a, b, t in _candidates(document.blocks[lo:hi])]
         return cache[p]
+
+    def page_singles(p: int) -> list[tuple[int, str]]:
+        if p not in singles:
+            lo, hi = document._page_block_range(p)
+            singles[p] = [(lo + k, normalize_title(b.text)) for k, b in enumerate(document.blocks[lo:hi])]
+        return singles[p]
 
     for e in entries:
         want = normalize_title(e.title)
@@ -152,9 +159,9 @@ def locate_outline(
         if 0 <= e.page < document.page_count and want:
             # fast path: an exact single-block match on the target page, in reading order, scores the
             # maximum (1.0) and the first one found wins anyway
-            for first, last, cand in page_cands(e.page):
-                if first == last and first >= cursor and cand == want:
-                    best = (1.0, first, last)
+            for first, cand in page_singles(e.page):
+                if first >= cursor and cand == want:
+                    best = (1.0, first, first)
                     break
         if best is None and e.page >= 0 and want:
             for k, p in enumerate((e.page, e.page + 1, e.page - 1)):
