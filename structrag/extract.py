@@ -50,7 +50,8 @@ _PAGE_NO_RE = re.compile(
 )
 # a line that may be a contents row: ends in a page label after a space or leaders, is a bare label
 # (page numbers set in a column of their own), or starts with one ("12 Strategy")
-_TOC_END_RE = re.compile(r"(?:^|[\s.…·])(?:\d{1,4}|[ivxlc]{1,7})\s*$|^\s*\d{1,4}\s+[^\W\d_]", re.I)
+_TOC_END_RE = re.compile(r"(?:^|[\s.…·])(?:\d{1,4}|[ivxlc]{1,7})\s*$|^\s*\d{1,4}\s+(?:\d{1,2}(?:\.\d{1,3})*\.?\s+)?"
+                         r"[^\W\d_]", re.I)
 
 # Margins (share of page height) where running headers / footers live.
 _MARGIN = 0.12
