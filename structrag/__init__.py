@@ -27,6 +27,7 @@ from .errors import (  # noqa: E402
     StructragWarning,
 )
 from .chunking import Section, chunk_document, sections
+from .contents import ContentsEntry, ContentsResult, read_contents
 from .extract import extract
 from .model import SCHEMA_VERSION, Block, Chunk, Document, Heading, Numbering, OutlineEntry
 from .outline import locate_outline
@@ -39,6 +40,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "Block",
     "Chunk",
+    "ContentsEntry",
+    "ContentsResult",
     "Section",
     "chunk_document",
     "sections",
@@ -50,6 +53,7 @@ __all__ = [
     "TreeNode",
     "extract",
     "locate_outline",
+    "read_contents",
     "StructragError",
     "InputError",
     "NotAPDFError",
