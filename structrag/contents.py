@@ -369,7 +369,8 @@ class ContentsEntry:
     (the run's offset, not confirmed for this entry), ``divider`` (the next
     entry's page) or ``""`` (not mapped).  ``level`` comes from the contents
     layout (``level_reason`` says which evidence decided it); ``indent`` is
-    the entry's left edge on the contents page, ``contents_page`` that page.
+    the entry's left edge from the left of its column of the contents page
+    (points), ``contents_page`` that page.
     """
 
     title: str
@@ -505,6 +506,24 @@ def _join_wraps(segs: list[Segment]) -> list[Segment]:
     return out
 
 
+def _columns(rows: list[list[Segment]]) -> list[list[Segment]]:
+    """The page's segments column by column when the contents is set in columns, else in row order.
+
+    A page is in columns when a quarter of its rows hold two or more labelled entries side by side;
+    the columns start where the second entries of those rows start.
+    """
+    multi = [r for r in rows if sum(1 for s in r if s.label is not None) >= 2]
+    flat = [s for r in rows for s in r]
+    if len(multi) < max(2, 0.25 * len(rows)):
+        return [flat]
+    starts = sorted({round(r[k].x0) for r in multi for k in range(1, len(r))})
+    bounds = [starts[0]] + [b for a, b in zip(starts, starts[1:]) if b - a > 100]
+    cols: list[list[Segment]] = [[] for _ in range(len(bounds) + 1)]
+    for s in flat:
+        cols[sum(1 for x in bounds if s.x0 >= x - 20)].append(s)
+    return [sorted(c, key=lambda s: s.y0) for c in cols if c]
+
+
 def _wraps_over_page(page: list[Segment], s: Segment) -> bool:
     """The last row of a contents page is a numbered title without a label and the next page opens with
     the unnumbered rest of it, labelled."""
@@ -523,8 +542,14 @@ def parse_contents(document: Document, pages: Sequence[int]) -> list[ContentsEnt
     entries: list[ContentsEntry] = []
     per_page: list[tuple[int, list[Segment]]] = []
     for p in pages:
-        segs = [s for r in rows_of(frags_by_page[p]) for s in row_segments(r, n, leading)]
-        segs = _join_wraps(_clean(segs, n))
+        rows = [row_segments(r, n, leading) for r in rows_of(frags_by_page[p])]
+        segs: list[Segment] = []
+        for col in _columns(rows):
+            col = _join_wraps(_clean(col, n))
+            if col:
+                # indentation counts from the column's left edge (contents set in two columns)
+                left = min(x.x0 for x in col)
+                segs.extend(x._replace(x0=x.x0 - left, title_x1=x.title_x1 - left) for x in col)
         if per_page and per_page[-1][1] and segs and _wraps_over_page(per_page[-1][1], segs[0]):
             per_page[-1][1][-1] = _merge(per_page[-1][1][-1], segs[0], segs[0])
             segs = segs[1:]
@@ -540,7 +565,7 @@ def parse_contents(document: Document, pages: Sequence[int]) -> list[ContentsEnt
                 continue
             indent = s.x0
             if s.leading and len(s.frags) > 1 and _LABEL_FULL.match(s.frags[0].text):
-                indent = s.frags[1].x0
+                indent += s.frags[1].x0 - s.frags[0].x0
             entries.append(ContentsEntry(title=title, label=s.label, indent=indent,
                                          numbering=parse_numbering(title)[0], contents_page=p,
                                          size=s.size, bold=s.bold))

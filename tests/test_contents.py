@@ -223,6 +223,34 @@ def test_wrapped_entry_and_divider_rows(tmp_path):
     assert found.entries[2].page == found.entries[3].page == 3  # a divider points where the next entry does
 
 
+def test_contents_in_two_columns_reads_down_each_column(tmp_path):
+    b = PDFBuilder(footer=None)
+    b.new_page()
+    b.text("Owner's Guide", size=24, bold=True)
+    left = [(0, "Safety First"), (1, "Electrical Needs"), (1, "Grounding"), (0, "Installation"), (1, "Unpacking"),
+            (1, "Leveling")]
+    right = [(0, "Daily Use"), (1, "Controls"), (1, "Cleaning"), (0, "Troubleshooting"), (1, "Noises"),
+             (1, "Service")]
+    pages = {}
+    for _, t in left + right:
+        b.new_page()
+        b.heading(t, size=14 if t in ("Safety First", "Installation", "Daily Use", "Troubleshooting") else 11)
+        b.para()
+        pages[t] = b.doc.page_count - 1
+    page = b.doc.new_page(pno=1)
+    page.insert_text((72, 80), "Contents", fontsize=16, fontname="hebo")
+    for col, items in ((72, left), (320, right)):
+        for k, (lv, t) in enumerate(items):
+            x = col + 12 * lv
+            page.insert_text((x, 120 + 16 * k), t, fontsize=10)
+            page.insert_text((col + 200, 120 + 16 * k), str(pages[t] + 1), fontsize=10)
+    doc = _extract(b.save(tmp_path / "two.pdf"))
+    found = read_contents(doc)
+    assert [e.title for e in found.entries] == [t for _, t in left + right]
+    assert [e.level for e in found.entries] == [lv + 1 for lv, _ in left + right]
+    assert found.usable and found.stats["located"] == 12
+
+
 # --------------------------------------------------------------------------- bad input
 
 
