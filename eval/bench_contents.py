@@ -80,19 +80,24 @@ def _predictor(name: str):
     return _PREDICTORS[name]
 
 
-def _tree_scores(doc, ref, contents: str) -> dict[str, Any]:
+def _tree_scores(doc, ref, contents: str, **level_options: Any) -> dict[str, Any]:
     out = {}
     for name in PREDICTORS:
-        parsed = parse_document(doc, outline="ignore", contents=contents, predictor=_predictor(name), progress=False)
+        parsed = parse_document(doc, outline="ignore", contents=contents, predictor=_predictor(name), progress=False,
+                                **level_options)
         s = score_document(_items(parsed.headings), ref, protocol="end-to-end", name=doc.name)
         out[name] = s
     return out
 
 
-def run_headings(data: Path, only: list[str] | None = None) -> dict[str, Any]:
+MODES = ("layout", "contents", "contents-no-floor")
+
+
+def run_headings(data: Path, only: list[str] | None = None, ablation: bool = False) -> dict[str, Any]:
     folder = data / "headings"
     manifest = [json.loads(x) for x in (folder / "manifest.jsonl").read_text().splitlines() if x.strip()]
-    rows, scores = [], {m: {p: [] for p in PREDICTORS} for m in ("layout", "contents")}
+    rows: list[dict[str, Any]] = []
+    scores: dict[str, dict[str, list]] = {}
     groups = {}
     cpu = {"pages": 0, "extract": 0.0, "detect": 0.0, "levels": 0.0}
     learned = _predictor("learned")  # loaded once: the model load is start-up, not per-page work
@@ -122,12 +127,13 @@ def run_headings(data: Path, only: list[str] | None = None) -> dict[str, Any]:
                "contents": {"n": len(with_c), "recall": pc.recall, "precision": pc.precision,
                             "from_contents": sum(1 for h in with_c if h.source == "contents")},
                **_contents_row(doc)}
-        for mode in ("layout", "contents"):
-            ts = _tree_scores(doc, ref, "ignore" if mode == "layout" else "auto")
-            row[mode]["trees"] = {p: {"aligned_teds": s.aligned_teds, "parent_accuracy": s.parent_accuracy}
-                                  for p, s in ts.items()}
+        for mode in MODES if ablation else ("layout", "contents"):
+            kw = {"floor_after_fixed": False} if mode == "contents-no-floor" else {}
+            ts = _tree_scores(doc, ref, "ignore" if mode == "layout" else "auto", **kw)
+            row.setdefault(mode, {})["trees"] = {
+                p: {"aligned_teds": s.aligned_teds, "parent_accuracy": s.parent_accuracy} for p, s in ts.items()}
             for p, s in ts.items():
-                scores[mode][p].append((m["group"], s))
+                scores.setdefault(mode, {}).setdefault(p, []).append((m["group"], s))
         rows.append(row)
         print(f"{m['doc_id'][:40]:40s} recall {pl.recall:.3f} -> {pc.recall:.3f}  precision {pl.precision:.3f} -> "
               f"{pc.precision:.3f}  contents {row['located']}/{row['entries']}", file=sys.stderr, flush=True)
@@ -136,10 +142,11 @@ def run_headings(data: Path, only: list[str] | None = None) -> dict[str, Any]:
         if not rs:
             continue
         gi = {}
-        for mode in ("layout", "contents"):
+        for mode in scores:
             gi[mode] = {
-                "macro_recall": sum(r[mode]["recall"] for r in rs) / len(rs),
-                "macro_precision": sum(r[mode]["precision"] for r in rs) / len(rs),
+                "macro_recall": sum(r[mode]["recall"] for r in rs) / len(rs) if "recall" in rs[0][mode] else None,
+                "macro_precision": sum(r[mode]["precision"] for r in rs) / len(rs)
+                if "precision" in rs[0][mode] else None,
             }
             for p in PREDICTORS:
                 pooled = pool([s for gg, s in scores[mode][p] if gg == g])
@@ -187,10 +194,11 @@ def run_folder(data: Path, group: str) -> list[dict[str, Any]]:
     return rows
 
 
-def run(data: Path, groups: tuple[str, ...] = GROUPS, only: list[str] | None = None) -> dict[str, Any]:
+def run(data: Path, groups: tuple[str, ...] = GROUPS, only: list[str] | None = None,
+        ablation: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "headings" in groups:
-        out["headings"] = run_headings(data, only)
+        out["headings"] = run_headings(data, only, ablation)
     for g in ("retrieval", "longdoc", "prospectus"):
         if g in groups:
             out[g] = run_folder(data, g)
@@ -256,6 +264,17 @@ def to_markdown(res: dict[str, Any], command: str) -> str:
                      f"{_f(b['rules']['parent_accuracy'])} | {_f(a['learned']['aligned_micro_steds'])} → "
                      f"{_f(b['learned']['aligned_micro_steds'])} | {_f(a['learned']['parent_accuracy'])} → "
                      f"{_f(b['learned']['parent_accuracy'])} |")
+        ab = [(g, gi) for g, gi in h["groups"].items() if "contents-no-floor" in gi]
+        if ab:
+            L += ["", "Ablation: predicted headings after a contents heading of level k are placed at k+1 or deeper "
+                  "(the default) or left free (`floor_after_fixed=False`); aligned Micro-STEDS / parent accuracy:", "",
+                  "| group | predictor | layout only | contents, free | contents, floor (default) |",
+                  "|---|---|---|---|---|"]
+            for g, gi in ab:
+                for p in PREDICTORS:
+                    cells = [f"{_f(gi[m][p]['aligned_micro_steds'])} / {_f(gi[m][p]['parent_accuracy'])}"
+                             for m in ("layout", "contents-no-floor", "contents")]
+                    L.append(f"| {g} | {p} | " + " | ".join(cells) + " |")
         L += ["", "Per document:", "",
               "| document | group | outline | layout R / P | +contents R / P | headings (from contents) | "
               "contents located / entries | rules STEDS | learned STEDS |",
@@ -303,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--doc", action="append", default=None, help="only this headings/ document (repeatable)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     ap.add_argument("--json", type=Path, default=None, help="write the raw figures here")
+    ap.add_argument("--ablation", action="store_true",
+                    help="also score contents levels without the floor below fixed headings (headings/ only)")
     args = ap.parse_args(argv)
     groups = tuple(g.strip() for g in args.groups.split(",") if g.strip())
     bad = [g for g in groups if g not in GROUPS]
@@ -311,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "headings" / "manifest.jsonl").exists():
         print(f"no shared data at {args.data} (set STRUCTRAG_SHARED_DATA or pass --data)", file=sys.stderr)
         return 2
-    res = run(args.data, groups, args.doc)
+    res = run(args.data, groups, args.doc, args.ablation)
     cmd = "python -m eval.bench_contents" + (f" --groups {args.groups}" if args.groups != ",".join(GROUPS) else "")
+    cmd += " --ablation" if args.ablation else ""
     cmd += (f" --out {args.out}" if args.out else "") + (f" --json {args.json}" if args.json else "")
     md = to_markdown(res, cmd)
     if args.out:

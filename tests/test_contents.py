@@ -15,7 +15,6 @@ from structrag.contents import (
     assign_contents_levels,
     label_value,
     page_evidence,
-    parse_contents,
     read_contents,
     rows_of,
     row_segments,
@@ -27,7 +26,7 @@ from structrag.model import Heading
 from structrag.numbering import parse_numbering
 from structrag.pipeline import parse_document, parse_pdf
 
-from pdfgen import LOREM, PDFBuilder, contents_report
+from pdfgen import PDFBuilder, contents_report
 
 LISTED = ["1 Company Overview", "1.1 History and Structure", "1.2 Markets We Serve", "2 Financial Review",
           "2.1 Revenue Development", "2.2 Cost of Operations", "2.3 Cash and Liquidity", "3 Risk Management",

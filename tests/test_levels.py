@@ -431,3 +431,30 @@ def test_checkpoint_with_fixed_levels_resumes(tmp_path):
     with pytest.raises(ConfigError, match="another run"):
         assign_levels(None, [replace(h, level=None, level_source=None) for h in hs], predictor=Scripted({}),
                       checkpoint=ck)
+
+
+def test_fixed_levels_random_mixtures_stay_valid():
+    """Random fixed levels (some breaking the rule), random looks and answers: always a valid sequence."""
+    from dataclasses import replace
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        hs = []
+        for i in range(30):
+            h = H(f"h{i}", page=i // 3, size=rng.choice([10, 12, 14]), bold=rng.random() < 0.5, i=i)
+            if rng.random() < 0.4:
+                h = replace(h, level=rng.randint(1, 5), level_source="contents", source="contents")
+            hs.append(h)
+
+        class Random_(Scripted):
+            def predict(self, memory, targets, *, attempt=0, feedback=None):
+                prev = memory.previous_level
+                out = []
+                for _ in targets:
+                    prev = rng.randint(1, prev + 1)
+                    out.append(prev)
+                return LevelPrediction(tuple(out), tuple(0.5 for _ in out))
+
+        for gran in ("heading", "page"):
+            res = assign_levels(None, hs, predictor=Random_({}, max_retries=0), granularity=gran)
+            assert check_levels([h.level for h in res.headings], 0) is None

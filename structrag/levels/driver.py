@@ -14,7 +14,8 @@ of contents, ``level_source="contents"``) are *fixed*: they are not predicted,
 but recorded in the memory like predicted ones, so the headings around them are
 predicted relative to them (the anchors of the level-wise memory).  A predicted
 heading after a fixed heading of level k is placed deeper than k (the contents
-lists the sections at that level; what it does not list sits below them), and
+lists the sections at that level; what it does not list sits below them) unless
+it was predicted at the level of fixed headings with the same look, and
 a fixed level that would break ``1 <= l_i <= l_{i-1} + 1`` is projected.
 Both corrections are counted in the stats.
 
@@ -222,7 +223,9 @@ def assign_levels(
     only if it breaks the level rule); it is not predicted but joins the
     memory, so the others are predicted relative to it.  With
     ``floor_after_fixed``, a predicted heading after a fixed one of level k
-    gets a level of at least k+1.  Other headings' current levels are ignored.
+    gets a level of at least k+1, unless it was predicted at the level of
+    fixed headings that look the same (an unlisted sibling of theirs).  Other
+    headings' current levels are ignored.
     ``predictor`` is a registered name (``learned``, ``rules``, ``font-size``,
     ``size-rank``, ``numbering``, ``vlm``, ...) built with ``predictor_options``,
     or a :class:`~.base.LevelPredictor`.  ``memory`` is a strategy name
@@ -310,6 +313,17 @@ def assign_levels(
     bar.update(len(out_levels))
     # level of the last fixed heading so far (0: none yet); a resumed run recovers it from the done part
     last_fixed = next((out_levels[i] for i in range(len(out_levels) - 1, -1, -1) if fixed[i] is not None), 0)
+    # the look of each fixed level: a predicted heading that looks like the fixed headings of the level it
+    # was given is an unlisted sibling of theirs (an entry the contents lost), not a sub-section
+    looks: list[tuple] = []
+    fixed_look: dict[tuple, int] = {}
+    if floor_after_fixed and any(f is not None for f in fixed):
+        from .style import describe, style_key
+
+        looks = [style_key(x) for x in describe(document, headings)]
+        for i in range(len(out_levels)):
+            if fixed[i] is not None:
+                fixed_look.setdefault(looks[i], out_levels[i])
     if ckpt is not None:
         ckpt.open()
     try:
@@ -325,6 +339,8 @@ def assign_levels(
                         stats["fixed_projected"] += 1
                     state.push(lv)
                     last_fixed = lv
+                    if looks:
+                        fixed_look.setdefault(looks[i], lv)
                     levels.append(lv)
                     sources.append(headings[i].level_source or "fixed")
                     confs.append(1.0 if headings[i].confidence is None else float(headings[i].confidence))
@@ -337,7 +353,14 @@ def assign_levels(
                 mem = strategy.build(state, s)
                 lvs, srcs, cfs, use = _predict_step(pred, fb, mem, headings[i:j], stats, doc_name)
                 if floor_after_fixed and last_fixed:
-                    raised = [max(lv, last_fixed + 1) for lv in lvs]
+                    raised, prev = [], state.previous_level
+                    for k, lv in enumerate(lvs):
+                        if fixed_look.get(looks[i + k]) == lv:
+                            last_fixed = lv  # an unlisted sibling of listed sections: it anchors what follows
+                        else:
+                            lv = max(lv, min(last_fixed + 1, prev + 1))
+                        raised.append(lv)
+                        prev = lv
                     stats["raised_below_fixed"] += sum(1 for x, y in zip(lvs, raised) if x != y)
                     lvs = raised
                 for lv in lvs:
