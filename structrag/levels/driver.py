@@ -320,7 +320,9 @@ def assign_levels(
     if floor_after_fixed and any(f is not None for f in fixed):
         from .style import describe, style_key
 
-        looks = [style_key(x) for x in describe(document, headings)]
+        # the look includes the numbering scheme: "（一）" set like "一、" is still one level down
+        looks = [(style_key(x), x.numbering.scheme if x.numbering is not None else None)
+                 for x in describe(document, headings)]
         for i in range(len(out_levels)):
             if fixed[i] is not None:
                 fixed_look.setdefault(looks[i], out_levels[i])
