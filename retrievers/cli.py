@@ -35,6 +35,8 @@ def _parse_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("parsing and chunking (stored with each document)")
     g.add_argument("--ignore-outline", action="store_true",
                    help="detect headings from the layout even when the PDF has an outline")
+    g.add_argument("--ignore-contents", action="store_true",
+                   help="do not take headings from the printed table of contents (layout only)")
     g.add_argument("--predictor", default=None,
                    help="level predictor for detected headings (learned, rules, font-size, ...; default: learned)")
     g.add_argument("--memory", default=None, choices=["recent", "previous-n", "random", "branches"],
@@ -47,6 +49,8 @@ def _options(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str,
     popts: dict[str, Any] = {}
     if args.ignore_outline:
         popts["outline"] = "ignore"
+    if getattr(args, "ignore_contents", False):
+        popts["contents"] = "ignore"
     if args.predictor:
         popts["predictor"] = args.predictor
     if args.memory:

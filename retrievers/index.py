@@ -230,6 +230,10 @@ class Index:
         bad = {"progress", "checkpoint"} & set(parse_options or {})
         if bad:
             raise ConfigError(f"parse options {sorted(bad)} cannot be stored in an index")
+        for key in ("outline", "contents"):  # fail here, not once per document
+            value = (parse_options or {}).get(key, "auto")
+            if value not in ("auto", "ignore"):
+                raise ConfigError(f"parse option {key} must be 'auto' or 'ignore', not {value!r}")
         settings = {
             "tokenizer": tokenizer.to_dict(),
             "bm25": BM25Params(*bm25)._asdict(),

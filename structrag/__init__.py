@@ -34,7 +34,8 @@ from .tree import HeadingTree, TreeNode
 __version__ = "0.1.0"
 
 # The chunker (and its tokenizers) loads on first use: `structrag toc` and `--help` never need it.
-_LAZY = {"Section": "chunking", "chunk_document": "chunking", "sections": "chunking"}
+_LAZY = {"Section": "chunking", "chunk_document": "chunking", "sections": "chunking",
+         "ContentsEntry": "contents", "ContentsResult": "contents", "read_contents": "contents"}
 
 
 def __getattr__(name: str):
@@ -56,6 +57,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "Block",
     "Chunk",
+    "ContentsEntry",
+    "ContentsResult",
     "Section",
     "chunk_document",
     "sections",
@@ -67,6 +70,7 @@ __all__ = [
     "TreeNode",
     "extract",
     "locate_outline",
+    "read_contents",
     "StructragError",
     "InputError",
     "NotAPDFError",

@@ -87,6 +87,7 @@ def _toc(args: argparse.Namespace) -> int:
     parsed = parse_pdf(
         args.pdf,
         outline="ignore" if args.ignore_outline else "auto",
+        contents="ignore" if getattr(args, "ignore_contents", False) else "auto",
         password=args.password,
         progress=None if args.progress is None else args.progress,
         **level_options_from_args(args),
@@ -119,7 +120,8 @@ def _toc(args: argparse.Namespace) -> int:
     elif args.markdown:
         sys.stdout.write(tree.to_markdown())
     else:
-        src = "outline" if parsed.stats.get("heading_source") == "outline" else "detected"
+        counts = parsed.stats.get("heading_sources") or {}
+        src = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
         print(f"{doc.name}: {doc.page_count} pages, {len(tree)} headings ({src}), depth {tree.depth}")
         sys.stdout.write(tree.to_text(pages=True))
     if getattr(args, "stats", False) and not args.json:
@@ -147,6 +149,9 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="print the headings as Markdown '#' lines")
     p.add_argument("--ignore-outline", action="store_true",
                    help="do not use the PDF's own outline (bookmarks); detect headings from the layout")
+    p.add_argument("--ignore-contents", action="store_true",
+                   help="do not use the printed table of contents; headings from the layout only "
+                   "(each heading's source in --json: outline, contents or layout)")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")

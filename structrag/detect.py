@@ -9,7 +9,10 @@ why a block was or was not taken.
 The PDF's own outline, when present, is the strongest signal: with
 ``outline="auto"`` its entries, located on their pages, are the headings (and
 their levels).  ``outline="ignore"`` switches it off — evaluation must, since
-the outline is the answer key.
+the outline is the answer key.  Without an outline, the printed table of
+contents (:mod:`structrag.contents`, ``contents="auto"``) gives
+high-confidence headings with their levels, and the layout-detected headings
+it does not list are kept beside them.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from .model import Block, Document, Heading
 from .numbering import is_bare_label, parse_numbering, word_number
 from .outline import heading_from_block, locate_outline, normalize_title
 
-__all__ = ["detect_headings", "BodyStyle", "body_style", "score_block", "OutlineMode"]
+__all__ = ["detect_headings", "BodyStyle", "body_style", "score_block", "OutlineMode", "ContentsMode"]
 
 OutlineMode = Literal["auto", "ignore"]
+ContentsMode = Literal["auto", "ignore"]
 
 # a question mark is no sentence end here: "What Gets Corrected?" and FAQ headings ask questions
 _SENTENCE_END = re.compile(r"[.;,!。；，！]['\"”’)]?$")
@@ -239,22 +243,60 @@ def detect_headings(
     document: Document,
     *,
     outline: OutlineMode = "auto",
+    contents: ContentsMode = "auto",
     min_score: float = 2.0,
     min_outline_entries: int = 3,
 ) -> tuple[Heading, ...]:
-    """Headings of ``document`` in reading order (levels unset unless from the outline).
+    """Headings of ``document`` in reading order.
 
     With ``outline="auto"`` and an outline of at least ``min_outline_entries``
     entries, its located entries are returned (``source="outline"``, levels
     set); entries not found on their pages are kept at the top of their page
-    with ``bbox=None``.  Otherwise blocks scoring at least ``min_score`` are
-    returned (``source="detected"``).
+    with ``bbox=None``.  Otherwise, with ``contents="auto"`` and a usable
+    printed table of contents, its located entries (``source="contents"``,
+    levels set from the contents layout, or left unset for a secondary
+    contents such as a financial statements index) are merged with the
+    layout-detected headings that no contents entry holds (``source="layout"``,
+    level unset).  Without either, the layout-detected headings (blocks scoring
+    at least ``min_score``) are returned.  Every heading carries its reasons.
     """
     if outline not in ("auto", "ignore"):
         raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")
+    if contents not in ("auto", "ignore"):
+        raise ConfigError(f"contents must be 'auto' or 'ignore', not {contents!r}")
     if outline == "auto" and len(document.outline) >= min_outline_entries:
         return _from_outline(document)
-    return _detect(document, min_score)
+    layout = _detect(document, min_score)
+    if contents == "ignore":
+        return layout
+    from .contents import read_contents
+
+    found = read_contents(document)
+    if not found.usable:
+        return layout
+    return merge_headings(found.headings, layout)
+
+
+def merge_headings(primary: Sequence[Heading], secondary: Sequence[Heading]) -> tuple[Heading, ...]:
+    """``primary`` headings plus the ``secondary`` ones that duplicate none of them, in reading order.
+
+    A secondary heading duplicates a primary one when their blocks overlap, or
+    when it prints the same title (normalised) on the same page.
+    """
+    held: set[int] = set()
+    titles: set[tuple[int, str]] = set()
+    for h in primary:
+        held.update(range(h.block, max(h.block_end, h.block + 1)))
+        titles.add((h.page, normalize_title(h.text)))
+    out = list(primary)
+    for h in secondary:
+        if any(i in held for i in range(h.block, max(h.block_end, h.block + 1))):
+            continue
+        if (h.page, normalize_title(h.text)) in titles:
+            continue
+        out.append(h)
+    out.sort(key=lambda h: (h.block, h.source != "contents"))
+    return tuple(out)
 
 
 def _from_outline(document: Document) -> tuple[Heading, ...]:

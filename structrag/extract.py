@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ._pymupdf import route_mupdf_messages
+from .contents import Fragment, PageEvidence, block_fragments, is_contents_title, page_evidence
 from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from .model import Block, Document, OutlineEntry
 from .numbering import is_bare_label, parse_numbering
@@ -49,8 +50,10 @@ _PAGE_NO_RE = re.compile(
     r"|^第\s*\d+\s*页(?:\s*共\s*\d+\s*页)?$",
     re.I,
 )
-_TOC_REF_RE = re.compile(r"(?:\.{2,}|…+|·{2,}|\s)\s*(\d{1,4}|[ivxlc]{1,7})\s*$", re.I)
-_TOC_TITLE_RE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$|^\s*index\s*$", re.I)
+# a line that may be a contents row: ends in a page label after a space or leaders, is a bare label
+# (page numbers set in a column of their own), or starts with one ("12 Strategy")
+_TOC_END_RE = re.compile(r"(?:^|[\s.…·])(?:\d{1,4}|[ivxlc]{1,7})\s*$|^\s*\d{1,4}\s+(?:\d{1,2}(?:\.\d{1,3})*\.?\s+)?"
+                         r"[^\W\d_]", re.I)
 
 # Margins (share of page height) where running headers / footers live.
 _MARGIN = 0.12
@@ -492,7 +495,8 @@ class _PageBlock:
     column: int
     rotated: bool
     role: str = "body"
-    lines: list | None = None  # the raw lines, until the cross-page passes are done
+    lines: list[_Line] | None = None  # kept only on pages that may be contents pages
+    head_lines: list[_Line] | None = None  # a multi-line block near the top, until the running-line pass
 
     def freeze(self, index: int, start: int, end: int) -> Block:
         return Block(index=index, page=self.page, bbox=self.bbox, text=self.text, font=self.font, size=self.size,
@@ -562,29 +566,26 @@ def _split_running_lines(pages: list[list[_PageBlock]], heights: list[float]) ->
     running = {k for k, ps in seen.items() if len(ps) >= 3 and k.strip("# ")}
     if not running:
         return
-    for p, blocks in enumerate(pages):
-        limit = _RUNNING_ZONE * heights[p]
+    for blocks in pages:
         out: list[_PageBlock] = []
         for b in blocks:
-            if b.lines and b.bbox[1] <= limit and _furniture_key(b.lines[0].text) in running:
+            if b.head_lines and _furniture_key(b.head_lines[0].text) in running:
                 out.extend(_split_first_line(b))
             else:
+                b.head_lines = None
                 out.append(b)
         blocks[:] = out
-    for blocks in pages:
-        for b in blocks:
-            b.lines = None
 
 
 def _split_first_line(b: _PageBlock) -> list[_PageBlock]:
-    first, rest = b.lines[:1], b.lines[1:]
+    first, rest = b.head_lines[:1], b.head_lines[1:]
     out = []
     for part in (first, rest):
         rb = _RawBlock(min(ln.x0 for ln in part), min(ln.y0 for ln in part), max(ln.x1 for ln in part),
                        max(ln.y1 for ln in part), part, b.column)
         font, size, bold, italic, color = _block_style(rb)
         out.append(_PageBlock(b.page, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
-                              len(part), b.column, b.rotated, lines=part if len(part) > 1 else None))
+                              len(part), b.column, b.rotated, lines=part if b.lines is not None else None))
     return out
 
 
@@ -629,58 +630,77 @@ def _mark_furniture(pages: list[list[_PageBlock]], heights: list[float]) -> None
             pages[p][j].role = role
 
 
-def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
-    """A printed table of contents: many rows ending in increasing page numbers."""
-    # cheap rejection first: a contents page has many lines ending in a number
-    ends = 0
+def _may_be_toc(raws: Sequence[_RawBlock]) -> bool:
+    """Cheap pre-check: at least three lines that end (or start) with a number, or a contents title."""
+    n = 0
+    for rb in raws:
+        for ln in rb.lines:
+            if _TOC_END_RE.search(ln.text):
+                n += 1
+                if n >= 3:
+                    return True
+            elif len(ln.text) <= 40 and is_contents_title(ln.text):
+                return True
+    return False
+
+
+def _toc_evidence(blocks: list[_PageBlock], page_count: int) -> PageEvidence:
+    frags: list[Fragment] = []
     for b in blocks:
-        for t in b.text.split("\n"):
-            if t[-1:].isdigit() or t[-1:] in "ivxlcIVXLC":
-                ends += 1
-    if ends < 3:
-        return False
-    if ends < 6 and not any(_TOC_TITLE_RE.match(t) for b in blocks for t in b.text.split("\n")):
-        return False
-    rows: list[tuple[float, float, list[str]]] = []  # (y0, y1, texts) grouped by baseline
-    has_title = False
-    for b in blocks:
-        if b.role != "body":
+        if b.role != "body" or b.rotated:
             continue
-        for t in b.text.split("\n"):
-            if _TOC_TITLE_RE.match(t):
-                has_title = True
-        # a block's lines are rows of their own; blocks on one baseline share a row
-        y0, y1 = b.bbox[1], b.bbox[3]
-        if b.line_count == 1:
-            for r in rows:
-                if min(r[1], y1) - max(r[0], y0) > 0.5 * min(r[1] - r[0], y1 - y0):
-                    r[2].append(b.text)
-                    break
-            else:
-                rows.append((y0, y1, [b.text]))
+        if b.lines is not None:
+            frags.extend(Fragment(ln.x0, ln.y0, ln.x1, ln.y1, ln.text, ln.size, ln.bold) for ln in b.lines)
         else:
-            for t in b.text.split("\n"):
-                rows.append((y0, y1, [t]))
-    refs: list[int] = []
-    text_rows = 0
-    for _, _, texts in rows:
-        line = " ".join(texts)
-        if not any(c.isalpha() for c in line):
-            continue
-        text_rows += 1
-        m = _TOC_REF_RE.search(line)
-        if m and any(c.isalpha() for c in line[: m.start()]):
-            g = m.group(1)
-            v = int(g) if g.isdigit() else 0
-            if v <= max(page_count * 3, 2000):
-                refs.append(v)
-    if text_rows == 0:
+            frags.extend(block_fragments([Block(0, b.page, b.bbox, b.text, b.font, b.size, b.bold, b.italic,
+                                                b.color, b.line_count)]))
+    return page_evidence(frags, page_count)
+
+
+def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
+    """A printed table of contents: many rows ending (or starting) in page numbers that go up."""
+    if not any(b.lines is not None for b in blocks):
         return False
-    incr = sum(1 for a, b in zip(refs, refs[1:]) if b >= a)
-    mono = incr / max(len(refs) - 1, 1)
-    if has_title and len(refs) >= 3 and mono >= 0.6:
-        return True
-    return len(refs) >= 6 and len(refs) >= 0.5 * text_rows and mono >= 0.75
+    return _toc_evidence(blocks, page_count).is_contents()
+
+
+def _toc_pages(pages: list[list[_PageBlock]], page_count: int) -> list[int]:
+    """Contents pages, and the pages that continue them (less evidence asked of those)."""
+    out: list[int] = []
+    for p, blocks in enumerate(pages):
+        if not any(b.lines is not None for b in blocks):
+            continue
+        follows = bool(out) and (out[-1] == p - 1 or (out[-1] == p - 2 and not pages[p - 1]))
+        # cheap rejection before the row analysis: a contents page has many rows ending (or starting) in
+        # a page label, fewer only under a contents title or after a contents page
+        ends, title = 0, False
+        for b in blocks:
+            if b.role != "body" or b.lines is None:
+                continue
+            for ln in b.lines:
+                if _TOC_END_RE.search(ln.text):
+                    ends += 1
+                elif not title and len(ln.text) <= 80 and is_contents_title(ln.text, index=True):
+                    title = True
+        if ends < 3 or (ends < 6 and not title and not follows):
+            continue
+        ev = _toc_evidence(blocks, page_count)
+        if ev.is_contents(continuation=follows):
+            out.append(p)
+    return out
+
+
+def _split_toc_lines(blocks: list[_PageBlock]) -> list[_PageBlock]:
+    """A contents page's blocks, one per printed line: entries keep their own indentation and style."""
+    out: list[_PageBlock] = []
+    for b in blocks:
+        if b.role != "toc" or b.lines is None or len(b.lines) <= 1:
+            out.append(b)
+            continue
+        for ln in b.lines:
+            out.append(_PageBlock(b.page, (ln.x0, ln.y0, ln.x1, ln.y1), ln.text, ln.font, ln.size, ln.bold,
+                                  ln.italic, ln.color, 1, b.column, not ln.horizontal, "toc"))
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -760,12 +780,15 @@ def extract(
                         sizes.append((0.0, 0.0))
                     raws = []
                 page_blocks: list[_PageBlock] = []
+                keep_lines = _may_be_toc(raws)
                 for rb in raws:
                     font, size, bold, italic, color = _block_style(rb)
                     page_blocks.append(
                         _PageBlock(pno, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
                                    len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines),
-                                   lines=rb.lines if len(rb.lines) > 1 else None)
+                                   lines=rb.lines if keep_lines else None,
+                                   head_lines=rb.lines if len(rb.lines) > 1 and rb.y0 <= _RUNNING_ZONE * rect.height
+                                   else None)
                     )
                 if not page_blocks and pno not in failed:
                     textless.append(pno)
@@ -777,13 +800,29 @@ def extract(
 
     _split_running_lines(pages, [h for _, h in sizes])
     _mark_furniture(pages, [h for _, h in sizes])
-    toc_pages = []
-    for p, blocks in enumerate(pages):
-        if _is_toc_page(blocks, page_count):
-            toc_pages.append(p)
-            for b in blocks:
-                if b.role == "body":
-                    b.role = "toc"
+    toc_pages = _toc_pages(pages, page_count)
+    for p in toc_pages:
+        for b in pages[p]:
+            if b.role == "body":
+                b.role = "toc"
+        pages[p] = _split_toc_lines(pages[p])
+        # what is printed above the contents title is not part of it ("Item 8. Financial Statements" over
+        # a filing's "INDEX" to them): it stays body text.  Titles sit in the upper part of the page (an
+        # "Index" entry at the foot of a contents page is no title)
+        height = sizes[p][1] or 792.0
+        tops = [b.bbox[1] for b in pages[p] if b.role == "toc" and len(b.text) <= 80 and b.bbox[1] < 0.4 * height
+                and is_contents_title(b.text, index=True)]
+        if tops:
+            for b in pages[p]:
+                if b.role == "toc" and b.bbox[3] <= min(tops) + 0.5:
+                    b.role = "body"
+        # nor is a line set far larger than the entries (the chapter title over a chapter's contents)
+        entry_sizes = sorted(b.size for b in pages[p] if b.role == "toc")
+        if entry_sizes:
+            big = 1.6 * entry_sizes[len(entry_sizes) // 2]
+            for b in pages[p]:
+                if b.role == "toc" and b.size >= big and not is_contents_title(b.text, index=True):
+                    b.role = "body"
 
     if textless:
         warnings.append(
