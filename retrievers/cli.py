@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from structrag.cli_flags import add_renamed_option
 from structrag.errors import ConfigError, InputError
 
 __all__ = ["register_index", "register_query", "register_train_ranker", "register_demo"]
@@ -34,6 +35,8 @@ def _parse_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("parsing and chunking (stored with each document)")
     g.add_argument("--ignore-outline", action="store_true",
                    help="detect headings from the layout even when the PDF has an outline")
+    g.add_argument("--ignore-contents", action="store_true",
+                   help="do not take headings from the printed table of contents (layout only)")
     g.add_argument("--predictor", default=None,
                    help="level predictor for detected headings (learned, rules, font-size, ...; default: learned)")
     g.add_argument("--memory", default=None, choices=["recent", "previous-n", "random", "branches"],
@@ -46,6 +49,8 @@ def _options(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str,
     popts: dict[str, Any] = {}
     if args.ignore_outline:
         popts["outline"] = "ignore"
+    if getattr(args, "ignore_contents", False):
+        popts["contents"] = "ignore"
     if args.predictor:
         popts["predictor"] = args.predictor
     if args.memory:
@@ -64,12 +69,12 @@ def _ensure_index(out: str, args: argparse.Namespace, popts, copts):
 
     if (Path(out) / DB_NAME).exists():
         index = Index.open(out)
-        index._check_settings({"dense": args.dense, **({"model": args.model} if args.model else {})})
+        index._check_settings({"dense": args.dense, **({"model": args.embed_model} if args.embed_model else {})})
         return index
     return Index.create(
         out,
         dense=args.dense,
-        model=args.model,
+        model=args.embed_model,
         parse_options=popts or {},
         chunk_options=copts or {},
     )
@@ -98,13 +103,24 @@ def register_index(subparsers: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="PDF files or folders (searched recursively)")
     p.add_argument("--out", required=True, metavar="DIR", help="index directory (created if missing)")
-    p.add_argument("--workers", type=int, default=1, help="documents parsed in parallel (default: 1)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="documents parsed in parallel (default: 1; with --engine ray: Ray workers, default every CPU)")
+    g = p.add_argument_group("distributed ingestion (pip install \"structrag[ray]\")")
+    g.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help="local (default): this process and --workers processes; ray: a Ray Data job whose workers "
+                   "parse, chunk and embed into shards that are merged into the index")
+    g.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="a running Ray cluster (auto, ray://HOST:10001); default: a local Ray with --workers CPUs")
+    g.add_argument("--docs-per-batch", type=int, default=1, metavar="N",
+                   help="documents per Ray worker call, embedded together (default: 1)")
     d = p.add_mutually_exclusive_group()
     d.add_argument("--dense", dest="dense", action="store_const", const=True, default="auto",
                    help="embed chunks (default when sentence-transformers and faiss are installed)")
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
-    p.add_argument("--model", default=None, help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small "
-                        "for Chinese and other scripts, by the first document), a model name or a folder")
+    add_renamed_option(p, "--embed-model", old=("--model",), dest="embed_model", metavar="NAME",
+                       meaning="the dense embedding model",
+                       help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
+                       "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures")
@@ -113,16 +129,24 @@ def register_index(subparsers: Any) -> None:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise ConfigError("--workers must be at least 1")
+    if args.engine != "ray" and args.ray_address:
+        raise ConfigError("--ray-address needs --engine ray")
     popts, copts = _options(args)
     t0 = time.perf_counter()
     index = _ensure_index(args.out, args, popts, copts)
     with index:
-        report = index.add(args.paths, workers=args.workers, progress=args.progress,
-                           parse_options=popts and {**index.parse_options, **popts},
-                           chunk_options=copts and {**index.chunk_options, **copts},
-                           on_event=_event_printer(args.quiet or args.json))
+        options = dict(progress=args.progress, parse_options=popts and {**index.parse_options, **popts},
+                       chunk_options=copts and {**index.chunk_options, **copts},
+                       on_event=_event_printer(args.quiet or args.json))
+        if args.engine == "ray":
+            from .ray_ingest import ray_add
+
+            report = ray_add(index, args.paths, workers=args.workers, ray_address=args.ray_address,
+                             docs_per_batch=args.docs_per_batch, **options)
+        else:
+            report = index.add(args.paths, workers=args.workers or 1, **options)
         secs = time.perf_counter() - t0
         docs = index.documents()
         summary = {

@@ -46,7 +46,7 @@ from .ranker import LambdaRanker, default_model_path, rrf
 from .store import Store, atomic_save_npy
 from .tokenization import Tokenizer
 
-__all__ = ["Index", "Hit", "AddReport", "DocInfo", "Mode", "MODES"]
+__all__ = ["Index", "Hit", "AddReport", "DocInfo", "Mode", "MODES", "embed_documents"]
 
 log = logging.getLogger("structrag.index")
 
@@ -149,6 +149,26 @@ def _process_pdf(path: str, parse_options: Mapping[str, Any], chunk_options: Map
     }
 
 
+def embed_documents(encoder, docs: Sequence[tuple[Sequence[str], Sequence[Sequence[str]]]], *,
+                    progress: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(chunk_vectors, section_path_vectors)`` of each ``(chunk_texts, section_paths)`` document.
+
+    Every text of every document goes to the encoder in one call, so a worker
+    holding several small documents fills its batches; section-path rows follow
+    :func:`retrievers.corpus.doc_nodes`.
+    """
+    texts: list[str] = []
+    spans = []
+    for chunk_texts, section_paths in docs:
+        a = len(texts)
+        texts.extend(chunk_texts)
+        b = len(texts)
+        texts.extend(path_text(p) for p in doc_nodes(section_paths).paths)
+        spans.append((a, b, len(texts)))
+    v = encoder.encode(texts, progress=progress)
+    return [(v[a:b], v[b:c]) for a, b, c in spans]
+
+
 def _progress_enabled(progress: bool | None) -> bool:
     return sys.stderr.isatty() if progress is None else bool(progress)
 
@@ -215,6 +235,10 @@ class Index:
         bad = {"progress", "checkpoint"} & set(parse_options or {})
         if bad:
             raise ConfigError(f"parse options {sorted(bad)} cannot be stored in an index")
+        for key in ("outline", "contents"):  # fail here, not once per document
+            value = (parse_options or {}).get(key, "auto")
+            if value not in ("auto", "ignore"):
+                raise ConfigError(f"parse option {key} must be 'auto' or 'ignore', not {value!r}")
         settings = {
             "tokenizer": tokenizer.to_dict(),
             "bm25": BM25Params(*bm25)._asdict(),
@@ -428,10 +452,7 @@ class Index:
 
     def _write_vectors(self, stem: str, chunk_texts: Sequence[str], section_paths: Sequence[Sequence[str]],
                        progress: bool) -> None:
-        enc = self._encoder()
-        nodes = doc_nodes(section_paths)
-        cv = enc.encode(list(chunk_texts), progress=progress)
-        nv = enc.encode([path_text(p) for p in nodes.paths])
+        [(cv, nv)] = embed_documents(self._encoder(), [(list(chunk_texts), section_paths)], progress=progress)
         self._store.vectors_dir.mkdir(exist_ok=True)
         atomic_save_npy(self._store.vectors_dir / f"{stem}.chunks.npy", cv)
         atomic_save_npy(self._store.vectors_dir / f"{stem}.nodes.npy", nv)
@@ -509,7 +530,7 @@ class Index:
         bad = {"progress", "checkpoint"} & set(popts)
         if bad:
             raise ConfigError(f"parse options {sorted(bad)} cannot be used when indexing")
-        okey = _key(popts, copts, self.tokenizer.to_dict(), self._dense_setting)
+        okey = self.options_key(popts, copts)
         report = AddReport([], [], [], [])
         emit = on_event or (lambda kind, name, detail: None)
         files = expand_paths(paths)
@@ -546,6 +567,70 @@ class Index:
         finally:
             self._store.unlock()
         return report
+
+    def options_key(self, parse_options: Mapping[str, Any], chunk_options: Mapping[str, Any]) -> str:
+        """What, besides its content, a document's stored form depends on (a changed key re-parses it)."""
+        # the setting the index was created with: an "auto" model resolved at the first document must not
+        # change the key of the documents indexed before (or after) it
+        return _key(dict(parse_options), dict(chunk_options), self.tokenizer.to_dict(), self._dense_setting)
+
+    def merge_shards(
+        self,
+        paths: Iterable[str | os.PathLike],
+        *,
+        remove: bool = False,
+        on_event: Callable[[str, str, str], None] | None = None,
+    ) -> AddReport:
+        """Commit the documents of index shards (:mod:`retrievers.shards`) without parsing or embedding.
+
+        A document already indexed with the same content and options is left
+        as it is; one whose name is indexed with other content replaces it.  A
+        shard made for other index settings (tokenizer, dense model) is refused
+        with :class:`~structrag.errors.ConfigError`; an unreadable file is
+        reported in ``failed``.  ``remove``: delete each shard once its
+        documents are committed.  The search arrays are rebuilt once, at the end.
+        """
+        report = AddReport([], [], [], [])
+        emit = on_event or (lambda kind, name, detail: None)
+        self._store.lock()
+        try:
+            for p in paths:
+                self._merge_shard(p, report, emit, remove=remove)
+            if report.added or report.replaced or not self._store.derived_ok(self._store.generation(), LAYOUT):
+                self._publish()
+        finally:
+            self._store.unlock()
+        return report
+
+    def _merge_shard(self, path, report: AddReport, emit, *, names: set[str] | None = None, remove: bool = False) -> None:
+        """Commit one shard's documents (the caller holds the writer lock)."""
+        from .shards import read_shard, shard_settings
+
+        try:
+            settings, docs = read_shard(path, names=names)
+        except IndexFormatError as e:
+            report.failed.append((str(path), str(e)))
+            emit("failed", Path(path).name, str(e))
+            return
+        mine = shard_settings(self.tokenizer.to_dict(), self.dense_model, self.dense_max_seq_length)
+        if settings != mine:
+            raise ConfigError(f"this shard was made for other index settings ({settings}, the index has {mine})",
+                              path=path, hint="merge it into an index created with the same settings")
+        for d in docs:
+            old = self._store.document(d.name)
+            if old is not None and old.sha1 == d.sha1 and old.options_key == d.options_key:
+                report.unchanged.append(d.name)
+                emit("unchanged", d.name, "")
+                continue
+            self._commit_document(
+                name=d.name, path=d.path, sha1=d.sha1, options_key=d.options_key, page_count=d.page_count,
+                chunks=d.chunks, tokens=d.tokens, tree=d.tree, document=d.document, stats=d.stats,
+                vectors=d.vectors if self.has_dense else None,
+            )
+            (report.replaced if old is not None else report.added).append(d.name)
+            emit("replaced" if old is not None else "added", d.name, f"{d.page_count} pages, {len(d.chunks)} chunks")
+        if remove:
+            Path(path).unlink(missing_ok=True)
 
     def _run(self, todo, popts, copts, okey, existing, workers, show, report, emit) -> None:
         from tqdm.auto import tqdm

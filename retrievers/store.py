@@ -383,6 +383,22 @@ class Store:
                 ).fetchall()
             yield d, rows
 
+    def doc_tokens(self, name: str) -> list[list[str]]:
+        """The stored BM25 tokens of each chunk of document ``name``, in reading order."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT c.tokens FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.name = ? ORDER BY c.ord",
+                (name,),
+            ).fetchall()
+        return [r[0].split() for r in rows]
+
+    def chunk_keys(self) -> list[tuple[str, str, int]]:
+        """``(document name, chunk id, rowid)`` of every chunk."""
+        with self._lock:
+            return self.conn.execute(
+                "SELECT d.name, c.chunk_id, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id"
+            ).fetchall()
+
     def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, ChunkRow]:
         if not len(rowids):
             return {}

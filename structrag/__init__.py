@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from . import _pymupdf
 
-_pymupdf.prepare()  # before anything imports pymupdf (see the module)
+_pymupdf.prepare()  # a hook for the first import of pymupdf; imports nothing now (see the module)
 
 from .errors import (  # noqa: E402
     BackendError,
@@ -26,7 +26,6 @@ from .errors import (  # noqa: E402
     StructragError,
     StructragWarning,
 )
-from .chunking import Section, chunk_document, sections
 from .extract import extract
 from .model import SCHEMA_VERSION, Block, Chunk, Document, Heading, Numbering, OutlineEntry
 from .outline import locate_outline
@@ -34,11 +33,32 @@ from .tree import HeadingTree, TreeNode
 
 __version__ = "0.1.0"
 
+# The chunker (and its tokenizers) loads on first use: `structrag toc` and `--help` never need it.
+_LAZY = {"Section": "chunking", "chunk_document": "chunking", "sections": "chunking",
+         "ContentsEntry": "contents", "ContentsResult": "contents", "read_contents": "contents"}
+
+
+def __getattr__(name: str):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 __all__ = [
     "__version__",
     "SCHEMA_VERSION",
     "Block",
     "Chunk",
+    "ContentsEntry",
+    "ContentsResult",
     "Section",
     "chunk_document",
     "sections",
@@ -50,6 +70,7 @@ __all__ = [
     "TreeNode",
     "extract",
     "locate_outline",
+    "read_contents",
     "StructragError",
     "InputError",
     "NotAPDFError",

@@ -1,36 +1,195 @@
-"""Import PyMuPDF without the add-ons it imports on its own.
+"""PyMuPDF, imported late and lean, with MuPDF's own messages sent to the log.
 
-PyMuPDF 2 depends on ``pymupdf-layout`` and ``pymupdf4llm`` and imports both
-with itself; the first loads ONNX models.  That costs about a second and
-90 MB per process here (several seconds on a busy machine), for code
-structrag never calls — and every CLI run, index worker and test subprocess
-pays it.  So the first import of pymupdf made through structrag skips them.
-Both stay importable afterwards: ``import pymupdf4llm`` works as usual and
-activates the layout model itself when asked to.  What is lost is only
-PyMuPDF's own ``to_markdown`` shortcut into pymupdf4llm (call
-``pymupdf4llm.to_markdown`` instead).  ``STRUCTRAG_PYMUPDF_LAYOUT=1`` keeps
-PyMuPDF's default behaviour.
+**Import.** PyMuPDF 2 depends on ``pymupdf-layout`` and ``pymupdf4llm`` and
+imports both with itself; the first loads ONNX models.  That costs about a
+second and 90 MB per process here, for code structrag never calls.  And
+importing PyMuPDF at all (~0.15 s) is wasted on ``structrag --help`` or a
+retrieval query.  So ``import structrag`` imports nothing from PyMuPDF: it
+installs a one-shot import hook (:func:`prepare`), and whenever pymupdf is
+first imported after that (by structrag or by the caller), the add-ons are
+kept out of that import.  Both stay importable afterwards: ``import
+pymupdf4llm`` works as usual and activates the layout model itself when asked
+to.  What is lost is only PyMuPDF's own ``to_markdown`` shortcut into
+pymupdf4llm (call ``pymupdf4llm.to_markdown`` instead).
+``STRUCTRAG_PYMUPDF_LAYOUT=1`` keeps PyMuPDF's default behaviour.
+
+**Messages.** While parsing some PDFs MuPDF reports problems ("could not
+parse color space", "repairing PDF document") that PyMuPDF prints on stdout,
+where they mix with ``structrag toc --json``.  :class:`MuPDFMessages` turns
+the printing off while structrag reads a document (PyMuPDF's supported switch,
+``TOOLS.mupdf_display_errors``), collects the messages PyMuPDF stores
+(``TOOLS.mupdf_warnings``), logs them on the ``structrag.mupdf`` logger under
+the file's name and gives the document one counted warning.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import logging
 import os
+import re
 import sys
+import threading
+from typing import Any, Callable, TypeVar
 
 _ADDONS = ("pymupdf.layout", "pymupdf4llm")
 
+log = logging.getLogger("structrag.mupdf")
+
+__all__ = ["prepare", "MuPDFMessages", "route_mupdf_messages"]
+
+
+# --- import ---------------------------------------------------------------------------------
+class _LeanLoader:  # a loader by protocol (importlib.abc costs an import of importlib.resources)
+    """Runs PyMuPDF's own loader with its add-ons blocked, then steps aside."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        blocked = [m for m in _ADDONS if m not in sys.modules]
+        for m in blocked:
+            sys.modules[m] = None  # type: ignore[assignment]  # their import fails fast, PyMuPDF carries on
+        try:
+            self._loader.exec_module(module)
+        finally:
+            for m in blocked:
+                if m in sys.modules and sys.modules[m] is None:
+                    del sys.modules[m]
+            module.__loader__ = self._loader
+            if getattr(module, "__spec__", None) is not None:
+                module.__spec__.loader = self._loader
+
+    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, ...
+        return getattr(self._loader, name)
+
+
+class _LeanFinder:  # a meta path finder by protocol
+    def find_spec(self, name, path=None, target=None):
+        if name != "pymupdf":
+            return None
+        _remove_hook()  # one shot; also keeps find_spec below from finding this finder
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _LeanLoader(spec.loader)
+        return spec
+
+
+_hook = _LeanFinder()
+
+
+def _remove_hook() -> None:
+    try:
+        sys.meta_path.remove(_hook)
+    except ValueError:
+        pass
+
 
 def prepare() -> None:
+    """Make the first import of pymupdf skip its add-ons (imports nothing now)."""
     if "pymupdf" in sys.modules or os.environ.get("STRUCTRAG_PYMUPDF_LAYOUT") == "1":
         return
-    blocked = [m for m in _ADDONS if m not in sys.modules]
-    for m in blocked:
-        sys.modules[m] = None  # type: ignore[assignment]  # their import fails fast, PyMuPDF carries on
-    try:
-        import pymupdf  # noqa: F401
-    except ImportError:  # pymupdf missing: the stage that needs it says so
-        pass
-    finally:
-        for m in blocked:
-            if m in sys.modules and sys.modules[m] is None:
-                del sys.modules[m]
+    if _hook not in sys.meta_path:
+        sys.meta_path.insert(0, _hook)
+
+
+# --- MuPDF messages --------------------------------------------------------------------------
+# PyMuPDF keeps one process-wide store and one display switch: documents read in
+# threads at the same time share them, so one reader holds them at a time.
+_lock = threading.RLock()
+
+
+class MuPDFMessages:
+    """Collect MuPDF's messages about one document instead of printing them.
+
+    ``with MuPDFMessages(path) as m: ...`` then ``m.messages`` (the lines, as
+    MuPDF words them, "... repeated N times..." included), ``m.count`` (the
+    problems, repeats counted) and ``m.warning()`` (one line for the document's
+    warnings, or None).  Each line is logged at INFO on the ``structrag.mupdf``
+    logger, prefixed with the file name (INFO: the document's warning already
+    says how many there were; ``logging.basicConfig(level=logging.INFO)`` shows
+    them).  Messages PyMuPDF had stored before
+    are left in its store for their owner.
+    """
+
+    def __init__(self, path: Any) -> None:
+        self.path = str(path)
+        self.messages: list[str] = []
+        self._pymupdf: Any = None
+        self._earlier = ""
+        self._display: Any = None
+
+    def __enter__(self) -> "MuPDFMessages":
+        _lock.acquire()
+        try:
+            import pymupdf
+        except ImportError:  # the stage that needs pymupdf says so
+            return self
+        self._pymupdf = pymupdf
+        self._display = pymupdf.TOOLS.mupdf_display_errors()
+        pymupdf.TOOLS.mupdf_display_errors(False)
+        self._earlier = pymupdf.TOOLS.mupdf_warnings(reset=True)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._pymupdf is not None:
+                tools = self._pymupdf.TOOLS
+                text = tools.mupdf_warnings(reset=True)
+                tools.mupdf_display_errors(self._display)
+                store = getattr(self._pymupdf, "JM_mupdf_warnings_store", None)
+                if self._earlier and isinstance(store, list):
+                    store[:0] = self._earlier.split("\n")
+                self.messages = [line for line in text.split("\n") if line.strip()]
+                for line in self.messages:
+                    log.info("%s: MuPDF: %s", self.path, line)  # the document's warning counts them
+        finally:
+            _lock.release()
+
+    @property
+    def count(self) -> int:
+        n = 0
+        for line in self.messages:
+            m = _REPEATED.match(line)
+            n += int(m.group(1)) - 1 if m else 1  # N counts the first, printed, line too
+        return n
+
+    def warning(self) -> str | None:
+        if not self.messages:
+            return None
+        first = self.messages[0] if len(self.messages[0]) <= 100 else self.messages[0][:97] + "..."
+        return (f"{self.path}: MuPDF reported {self.count} problem(s) while reading the file, e.g. {first!r} "
+                f"(each on the 'structrag.mupdf' logger); text where they occurred may be missing")
+
+
+# MuPDF folds a run of one message into "... repeated N times..." (N more of the line before)
+_REPEATED = re.compile(r"^\.\.\. repeated (\d+) times?\.\.\.$")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def route_mupdf_messages(func: F) -> F:
+    """Decorate a function ``(path, ...) -> Document``: MuPDF's messages become a warning of the document."""
+
+    @functools.wraps(func)
+    def wrapper(path, *args, **kwargs):
+        import dataclasses
+        import warnings
+
+        from .errors import StructragWarning
+
+        with MuPDFMessages(path) as m:
+            doc = func(path, *args, **kwargs)
+        w = m.warning()
+        if w is None:
+            return doc
+        warnings.warn(w, StructragWarning, stacklevel=2)
+        return dataclasses.replace(doc, warnings=tuple(doc.warnings) + (w,))
+
+    return wrapper  # type: ignore[return-value]

@@ -15,7 +15,8 @@ import sys
 import warnings
 from typing import Any, Callable, Sequence
 
-from .errors import StructragError, StructragWarning
+from .cli_flags import add_renamed_option, report_option_warnings
+from .errors import ConfigError, DeprecatedOptionWarning, StructragError, StructragWarning
 
 __all__ = ["main", "build_parser", "add_level_arguments", "level_options_from_args"]
 
@@ -32,11 +33,18 @@ def _granularity(value: str) -> str | int:
     return k
 
 
-def add_level_arguments(p: argparse.ArgumentParser) -> None:
-    """Options choosing how levels are predicted (shared by ``toc`` and ``levels``)."""
+def add_level_arguments(p: argparse.ArgumentParser, *, old_level_model: Sequence[str] = ()) -> None:
+    """Options choosing how levels are predicted (shared by ``toc`` and ``levels``).
+
+    ``old_level_model``: former spellings of ``--level-model`` on this command
+    (``levels`` had ``--model``), kept working with a deprecation warning.
+    """
     g = p.add_argument_group("level prediction")
     g.add_argument("--predictor", default="learned",
                    help="offline predictor: learned (default), rules, font-size, size-rank, numbering")
+    add_renamed_option(g, "--level-model", old=old_level_model, old_parser=p, dest="level_model", metavar="FILE",
+                       meaning="the LightGBM level model file",
+                       help="LightGBM text model for --predictor learned (default: the model shipped with structrag)")
     g.add_argument("--memory", default="recent", choices=["recent", "previous-n", "random", "branches"],
                    help="which processed headings the predictor sees (default: recent)")
     g.add_argument("--granularity", type=_granularity, default="heading",
@@ -60,6 +68,12 @@ def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "checkpoint": args.checkpoint,
         "seed": args.seed,
     }
+    level_model = getattr(args, "level_model", None)
+    if level_model is not None:
+        if str(args.predictor).strip().lower() != "learned":
+            raise ConfigError("--level-model is only used with --predictor learned",
+                              hint=f"drop --level-model, or use --predictor learned instead of {args.predictor!r}")
+        opts["model_path"] = level_model  # with a model-server backend: the learned fallback's model
     try:
         from .backends.cli_options import predictor_from_args
     except ImportError:
@@ -73,6 +87,7 @@ def _toc(args: argparse.Namespace) -> int:
     parsed = parse_pdf(
         args.pdf,
         outline="ignore" if args.ignore_outline else "auto",
+        contents="ignore" if getattr(args, "ignore_contents", False) else "auto",
         password=args.password,
         progress=None if args.progress is None else args.progress,
         **level_options_from_args(args),
@@ -105,7 +120,8 @@ def _toc(args: argparse.Namespace) -> int:
     elif args.markdown:
         sys.stdout.write(tree.to_markdown())
     else:
-        src = "outline" if parsed.stats.get("heading_source") == "outline" else "detected"
+        counts = parsed.stats.get("heading_sources") or {}
+        src = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
         print(f"{doc.name}: {doc.page_count} pages, {len(tree)} headings ({src}), depth {tree.depth}")
         sys.stdout.write(tree.to_text(pages=True))
     if getattr(args, "stats", False) and not args.json:
@@ -113,7 +129,8 @@ def _toc(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
+    """The ``structrag`` parser; ``plugins=False`` leaves out the entry-point commands (index, eval, ...)."""
     parser = argparse.ArgumentParser(
         prog="structrag",
         description="Structure-aware RAG over long documents: heading trees, section chunks, ranking, evaluation.",
@@ -132,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--markdown", action="store_true", help="print the headings as Markdown '#' lines")
     p.add_argument("--ignore-outline", action="store_true",
                    help="do not use the PDF's own outline (bookmarks); detect headings from the layout")
+    p.add_argument("--ignore-contents", action="store_true",
+                   help="do not use the printed table of contents; headings from the layout only "
+                   "(each heading's source in --json: outline, contents or layout)")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
@@ -147,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         cli_levels.register(sub)
 
-    _register_plugins(sub)
+    if plugins:
+        _register_plugins(sub)
     return parser
 
 
@@ -174,9 +195,18 @@ def _unavailable(sub: Any, name: str, exc: Exception) -> None:
     p.set_defaults(func=fail)
 
 
+# commands defined in the core: their runs need not discover the plugins' (importlib.metadata
+# reads every installed distribution's entry points: ~30 ms of each start)
+_CORE_COMMANDS = frozenset({"toc", "levels", "train-levels"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(plugins=not (argv and argv[0] in _CORE_COMMANDS))
+    with warnings.catch_warnings(record=True) as caught:  # a renamed option's warning: one clean line
+        warnings.simplefilter("always", DeprecatedOptionWarning)
+        args = parser.parse_args(argv)
+    report_option_warnings(caught, sys.stderr)
     with warnings.catch_warnings():
         # warnings a command reports itself (they are kept on the document) are not repeated
         warnings.simplefilter("ignore", StructragWarning)

@@ -36,11 +36,9 @@ def register(sub: Any) -> None:
     p.add_argument("--pdf", default=None, help="the PDF the headings are on (recommended: gives their style)")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--output", "-o", default=None, help="write the JSON here instead of stdout")
-    p.add_argument("--model", default=None, help="LightGBM text model for --predictor learned "
-                   "(default: the model shipped with structrag)")
     if not any(a.dest == "stats" for a in p._actions):
         p.add_argument("--stats", action="store_true", help="print the driver's accounting on stderr")
-    add_level_arguments(p)
+    add_level_arguments(p, old_level_model=("--model",))  # --level-model; --model was its name here
     p.set_defaults(func=_levels)
 
     t = sub.add_parser(
@@ -146,11 +144,7 @@ def _levels(args: argparse.Namespace) -> int:
 
         document = extract(args.pdf, password=args.password, progress=False)
     headings = headings_for_reference(records, document)
-    opts = level_options_from_args(args)
-    if args.model:
-        if opts.get("predictor") != "learned":
-            raise ConfigError("--model is only used with --predictor learned")
-        opts["model_path"] = args.model
+    opts = level_options_from_args(args)  # --level-model included
     result = assign_levels(document, headings, **opts)
     out = [
         {"text": rec["text"], "page": int(rec["page"]), "level": h.level, "source": h.level_source,

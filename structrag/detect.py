@@ -9,7 +9,10 @@ why a block was or was not taken.
 The PDF's own outline, when present, is the strongest signal: with
 ``outline="auto"`` its entries, located on their pages, are the headings (and
 their levels).  ``outline="ignore"`` switches it off — evaluation must, since
-the outline is the answer key.
+the outline is the answer key.  Without an outline, the printed table of
+contents (:mod:`structrag.contents`, ``contents="auto"``) gives
+high-confidence headings with their levels, and the layout-detected headings
+it does not list are kept beside them.
 """
 
 from __future__ import annotations
@@ -21,14 +24,16 @@ from typing import Literal, Sequence
 
 from .errors import ConfigError
 from .model import Block, Document, Heading
-from .numbering import parse_numbering
+from .numbering import is_bare_label, parse_numbering, word_number
 from .outline import heading_from_block, locate_outline, normalize_title
 
-__all__ = ["detect_headings", "BodyStyle", "body_style", "score_block", "OutlineMode"]
+__all__ = ["detect_headings", "BodyStyle", "body_style", "score_block", "OutlineMode", "ContentsMode"]
 
 OutlineMode = Literal["auto", "ignore"]
+ContentsMode = Literal["auto", "ignore"]
 
-_SENTENCE_END = re.compile(r"[.;,!?。；，！？]['\"”’)]?$")
+# a question mark is no sentence end here: "What Gets Corrected?" and FAQ headings ask questions
+_SENTENCE_END = re.compile(r"[.;,!。；，！]['\"”’)]?$")
 _TOC_TITLE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$", re.I)
 _STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "appendix", "section",
                    "cn-section", "cn-chapter", "cn-part"}
@@ -45,10 +50,10 @@ class BodyStyle:
     bold: bool
     font: str
     color: int
-    share: dict  # (size rounded to 0.5, bold, italic) -> share of body characters
+    share: dict  # (size rounded to 0.5, bold, italic, capitals) -> share of body characters
 
-    def key_share(self, b: Block) -> float:
-        return self.share.get((round(b.size * 2) / 2, b.bold, b.italic), 0.0)
+    def key_share(self, b: Block, caps: bool = False) -> float:
+        return self.share.get((round(b.size * 2) / 2, b.bold, b.italic, caps), 0.0)
 
 
 def body_style(document: Document) -> BodyStyle:
@@ -65,7 +70,8 @@ def body_style(document: Document) -> BodyStyle:
         bolds[b.bold] += w
         fonts[b.font] += w
         colors[b.color] += w
-        keys[(round(b.size * 2) / 2, b.bold, b.italic)] += w
+        # capitals are a look of their own: a line set in body type but in capitals is as rare as a bold one
+        keys[(round(b.size * 2) / 2, b.bold, b.italic, w <= 200 and _caps(b.text))] += w
     total = sum(keys.values()) or 1
     return BodyStyle(
         size=sizes.most_common(1)[0][0] if sizes else 10.0,
@@ -108,6 +114,15 @@ def _letters(text: str) -> int:
     return len(_LETTER.findall(text))
 
 
+def _mostly_figures(text: str) -> bool:
+    """Too few letters to be a title; the heading number does not count ("22.2 Version 4.6.2")."""
+    num, rest = parse_numbering(text)
+    # judged whole when the number is all there is ("Item 7.", "Exhibit 31(a)")
+    words = rest if num is not None and _letters(rest) >= 2 else text
+    letters = _letters(words)
+    return letters < 2 or letters < 0.45 * (len(words) - words.count(" "))
+
+
 def score_block(
     b: Block,
     text: str,
@@ -136,7 +151,8 @@ def score_block(
         add(1.3, "bold")
     if b.italic and r < 1.04 and not b.bold:
         add(0.3, "italic")
-    if _caps(text):
+    caps = _caps(text)
+    if caps:
         add(0.8, "capitals")
     if b.color != body.color and b.color not in (0,):
         add(0.5, "colour")
@@ -154,7 +170,7 @@ def score_block(
     )
     if num is not None:
         add(2.0 if filing_label else 1.5 if num.scheme in _STRONG_SCHEMES else 0.9, f"numbered {num.scheme}")
-    share = body.key_share(b)
+    share = body.key_share(b, caps)
     if share >= 0.25 and not filing_label:
         add(-2.0, f"body style ({share:.0%} of text)")
     elif share <= 0.02:
@@ -227,22 +243,60 @@ def detect_headings(
     document: Document,
     *,
     outline: OutlineMode = "auto",
+    contents: ContentsMode = "auto",
     min_score: float = 2.0,
     min_outline_entries: int = 3,
 ) -> tuple[Heading, ...]:
-    """Headings of ``document`` in reading order (levels unset unless from the outline).
+    """Headings of ``document`` in reading order.
 
     With ``outline="auto"`` and an outline of at least ``min_outline_entries``
     entries, its located entries are returned (``source="outline"``, levels
     set); entries not found on their pages are kept at the top of their page
-    with ``bbox=None``.  Otherwise blocks scoring at least ``min_score`` are
-    returned (``source="detected"``).
+    with ``bbox=None``.  Otherwise, with ``contents="auto"`` and a usable
+    printed table of contents, its located entries (``source="contents"``,
+    levels set from the contents layout, or left unset for a secondary
+    contents such as a financial statements index) are merged with the
+    layout-detected headings that no contents entry holds (``source="layout"``,
+    level unset).  Without either, the layout-detected headings (blocks scoring
+    at least ``min_score``) are returned.  Every heading carries its reasons.
     """
     if outline not in ("auto", "ignore"):
         raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")
+    if contents not in ("auto", "ignore"):
+        raise ConfigError(f"contents must be 'auto' or 'ignore', not {contents!r}")
     if outline == "auto" and len(document.outline) >= min_outline_entries:
         return _from_outline(document)
-    return _detect(document, min_score)
+    layout = _detect(document, min_score)
+    if contents == "ignore":
+        return layout
+    from .contents import read_contents
+
+    found = read_contents(document)
+    if not found.usable:
+        return layout
+    return merge_headings(found.headings, layout)
+
+
+def merge_headings(primary: Sequence[Heading], secondary: Sequence[Heading]) -> tuple[Heading, ...]:
+    """``primary`` headings plus the ``secondary`` ones that duplicate none of them, in reading order.
+
+    A secondary heading duplicates a primary one when their blocks overlap, or
+    when it prints the same title (normalised) on the same page.
+    """
+    held: set[int] = set()
+    titles: set[tuple[int, str]] = set()
+    for h in primary:
+        held.update(range(h.block, max(h.block_end, h.block + 1)))
+        titles.add((h.page, normalize_title(h.text)))
+    out = list(primary)
+    for h in secondary:
+        if any(i in held for i in range(h.block, max(h.block_end, h.block + 1))):
+            continue
+        if (h.page, normalize_title(h.text)) in titles:
+            continue
+        out.append(h)
+    out.sort(key=lambda h: (h.block, h.source != "contents"))
+    return tuple(out)
 
 
 def _from_outline(document: Document) -> tuple[Heading, ...]:
@@ -273,32 +327,40 @@ def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
         side |= _row_neighbours(document.page_blocks(p))
 
     scored: list[tuple[Block, float, tuple[str, ...]]] = []
+    numbered: list[tuple[Block, float, tuple[str, ...], tuple, int]] = []  # below the bar, numbered
     for b in blocks:
         if b.rotated or b.line_count > 6 or len(b.text) > 320:
             continue  # paragraphs: cheap rejection before any per-character work
         text = _candidate_text(b)
         if b.role == "toc" and not _TOC_TITLE.match(text):
             continue
-        letters = _letters(text)
-        if letters < 2 or letters < 0.45 * (len(text) - text.count(" ")) or _garbled(text):
+        if _mostly_figures(text) or _garbled(text):
             continue  # figures, amounts, dates, unreadable text
-        s, why = score_block(b, text, body, side_by_side=b.index in side,
-                             repeats=len(pages_of_text.get(normalize_title(b.text), ())))
+        repeats = len(pages_of_text.get(normalize_title(b.text), ()))
+        s, why = score_block(b, text, body, side_by_side=b.index in side, repeats=repeats)
         if s >= min_score:
             scored.append((b, s, why))
+        elif s >= min_score - _SEQ_MARGIN and b.index not in side and repeats <= 8:
+            key = _sequence_key(b, text, body)
+            if key is not None:
+                numbered.append((b, s, why, key[0], key[1]))
+    if numbered:
+        scored = _continue_sequences(document, scored, numbered)
 
     heads: list[Heading] = []
     i = 0
     while i < len(scored):
         b, s, why = scored[i]
         j = i
-        # multi-block headings: same style, stacked closely in one column
+        # multi-block headings: same style, stacked closely in one column; a block that opens with a
+        # number of its own is the next heading, not the rest of this one ("Part 1" + "I. Overview")
         while (
             j + 1 < len(scored)
             and scored[j + 1][0].index == scored[j][0].index + 1
             and _joinable(scored[j][0], scored[j + 1][0], body)
             and not _SENTENCE_END.search(scored[j][0].text.rstrip())
             and sum(len(x[0].text) for x in scored[i : j + 2]) <= 250
+            and not _opens_number(scored[j][0], scored[j + 1][0])
         ):
             j += 1
         best = max(x[1] for x in scored[i : j + 1])
@@ -306,3 +368,120 @@ def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
         heads.append(heading_from_block(document, b.index, scored[j][0].index, score=best, reasons=reasons))
         i = j + 1
     return tuple(heads)
+
+
+def _opens_number(a: Block, b: Block) -> bool:
+    """Whether ``b`` starts a number of its own after ``a`` (which is not a bare number label)."""
+    return parse_numbering(b.text)[0] is not None and not is_bare_label(a.text)
+
+
+# ---------------------------------------------------------------------------
+# numbering sequences: "1. Key financial data" ... "2. Dividend policy" set in body type
+
+#: How far below ``min_score`` a numbered block may score and still be taken when its number
+#: continues a sequence (the numbering, not the type face, makes it a heading).
+_SEQ_MARGIN = 4.0
+#: Schemes that also number list items, footnotes and table rows; they need the sequence to be
+#: spread over the text (paragraphs between the numbers) when no styled heading anchors them.
+_CAPTIONS = re.compile(r"^(?:fig(?:ure)?|table|chart|graph|exhibit|source|note\s+to)\b", re.I)
+
+
+def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | None:
+    """(sequence key, value) of a short numbered line that could be a heading, else None.
+
+    The key holds the scheme (and the label word of "Goal 2", and the depth and parent number of
+    "2.3") and the look, so that only numbers of one kind, set alike, continue each other.
+    """
+    if b.line_count > 2 or b.size < 0.95 * body.size:
+        return None
+    cjk = _CJK.search(text) is not None
+    if len(text) > (48 if cjk else 100):
+        return None
+    stripped = text.rstrip()
+    if _SENTENCE_END.search(stripped) or stripped.endswith((":", "：")) or _CAPTIONS.match(text):
+        return None
+    if "：" in stripped[:-2]:
+        return None  # "2、保荐机构：某某证券" is a labelled value in a list, not a title
+    num, rest = parse_numbering(text)
+    if num is None:
+        num = word_number(text)
+        if num is None:
+            return None
+        rest = text[len(num.label):]
+    if _letters(rest) < 2:
+        return None
+    first = rest.lstrip("\"'“‘(")[:1]
+    if first.isalpha() and first.isascii() and first.islower():
+        return None  # "1. the Company shall ..." is a list item
+    label = num.label.rstrip(".:)").rsplit(" ", 1)[0].lower() if num.scheme == "word-decimal" else ""
+    look = (round(b.size * 2) / 2, b.bold, b.italic)
+    return (num.scheme, label, len(num.values), num.values[:-1], look), num.values[-1]
+
+
+def _continue_sequences(
+    document: Document,
+    scored: list[tuple[Block, float, tuple[str, ...]]],
+    numbered: list[tuple[Block, float, tuple[str, ...], tuple, int]],
+) -> list[tuple[Block, float, tuple[str, ...]]]:
+    """Add the numbered blocks whose number continues a sequence of headings.
+
+    A sequence is the run of blocks with one key (scheme, depth, parent number, look) in reading
+    order.  A numbered block below the bar is taken when the number just before or after it in
+    its run is a heading already and is one less / one more (chains propagate: "(1)" and "(3)"
+    styled, "(2)" in body type between them).  A run that no styled heading anchors is taken
+    when at least three consecutive numbers follow each other with running text between them —
+    list items sit next to each other, headings have sections between them.
+    """
+    taken = {b.index for b, _, _ in scored}
+    key_of: dict[int, tuple] = {}
+    runs: dict[tuple, list[tuple[int, int]]] = defaultdict(list)  # key -> [(block index, value)]
+    for b, _, _, key, value in numbered:
+        key_of[b.index] = key
+        runs[key].append((b.index, value))
+    # styled headings join the runs of their key, as anchors
+    body = body_style(document)
+    for b, _, _ in scored:
+        if b.index in key_of:
+            continue
+        k = _sequence_key(b, _candidate_text(b), body)
+        if k is not None and k[0] in runs:
+            runs[k[0]].append((b.index, k[1]))
+    accepted: dict[int, str] = {}
+    blocks = document.blocks
+    for key, run in runs.items():
+        run.sort()
+        ok = [i in taken for i, _ in run]
+        follows = [run[k + 1][1] == run[k][1] + 1 for k in range(len(run) - 1)]
+        changed = True
+        while changed:  # propagate from anchors along consecutive numbers
+            changed = False
+            for k, f in enumerate(follows):
+                if f and ok[k] != ok[k + 1]:
+                    ok[k] = ok[k + 1] = True
+                    changed = True
+        for k, (i, v) in enumerate(run):
+            if ok[k] and i not in taken:
+                accepted[i] = "continues a numbered heading sequence"
+        # unanchored runs: three or more consecutive numbers, each pair with running text between
+        k = 0
+        while k < len(run):
+            m = k
+            while m < len(follows) and follows[m] and _text_between(blocks, run[m][0], run[m + 1][0]):
+                m += 1
+            if m - k + 1 >= 3:
+                for i, _ in run[k : m + 1]:
+                    if i not in taken:
+                        accepted.setdefault(i, f"numbered sequence of {m - k + 1} with text between")
+            k = m + 1
+    if not accepted:
+        return scored
+    extra = [(b, s, why + (f"{accepted[b.index]} +{_SEQ_MARGIN:.1f}",))
+             for b, s, why, _, _ in numbered if b.index in accepted]
+    return sorted(scored + extra, key=lambda x: x[0].index)
+
+
+def _text_between(blocks: Sequence[Block], i: int, j: int) -> bool:
+    """Whether running text (a paragraph, or a page turn) separates blocks ``i`` and ``j``."""
+    if blocks[j].page != blocks[i].page:
+        return True
+    return any(b.line_count >= 2 or len(b.text) >= 120 for b in blocks[i + 1 : j])

@@ -21,7 +21,9 @@ page they concern; both are attached as the error propagates (see
         └── SchemaVersionError
 
     StructragWarning (UserWarning)  the input was processed, but not all of it
-                                    (pages without text, a repaired file, ...)
+    │                               (pages without text, a repaired file, ...)
+    └── DeprecatedOptionWarning     a renamed command-line option was given by
+                                    its old name (also a FutureWarning)
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "IndexFormatError",
     "SchemaVersionError",
     "StructragWarning",
+    "DeprecatedOptionWarning",
 ]
 
 
@@ -131,3 +134,7 @@ class SchemaVersionError(IndexFormatError):
 
 class StructragWarning(UserWarning):
     """Processing went on, but the result misses something the user should know of."""
+
+
+class DeprecatedOptionWarning(StructragWarning, FutureWarning):
+    """A command-line option was given by its old name; it still works, the message names the new one."""

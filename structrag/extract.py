@@ -29,6 +29,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ._pymupdf import route_mupdf_messages
+from .contents import Fragment, PageEvidence, block_fragments, is_contents_title, page_evidence
 from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from .model import Block, Document, OutlineEntry
 from .numbering import is_bare_label, parse_numbering
@@ -37,7 +39,8 @@ __all__ = ["extract", "open_pdf", "file_sha1"]
 
 log = logging.getLogger(__name__)
 
-_BOLD_RE = re.compile(r"bold|black|heavy|bld|smbd|semibd|demi|-bd\b|bd$|-sb\b|-hv\b|-blk\b", re.I)
+# "Medi" is URW's name for the bold cut of its Times/Helvetica clones (NimbusRomNo9L-Medi)
+_BOLD_RE = re.compile(r"bold|black|heavy|bld|smbd|semibd|demi|-bd\b|bd$|-sb\b|-hv\b|-blk\b|-medi(?:ital)?$", re.I)
 _ITALIC_RE = re.compile(r"italic|oblique|-it\b|,italic", re.I)
 _DIGITS_RE = re.compile(r"\d+")
 _WS_RE = re.compile(r"\s+")
@@ -47,8 +50,10 @@ _PAGE_NO_RE = re.compile(
     r"|^第\s*\d+\s*页(?:\s*共\s*\d+\s*页)?$",
     re.I,
 )
-_TOC_REF_RE = re.compile(r"(?:\.{2,}|…+|·{2,}|\s)\s*(\d{1,4}|[ivxlc]{1,7})\s*$", re.I)
-_TOC_TITLE_RE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$|^\s*index\s*$", re.I)
+# a line that may be a contents row: ends in a page label after a space or leaders, is a bare label
+# (page numbers set in a column of their own), or starts with one ("12 Strategy")
+_TOC_END_RE = re.compile(r"(?:^|[\s.…·])(?:\d{1,4}|[ivxlc]{1,7})\s*$|^\s*\d{1,4}\s+(?:\d{1,2}(?:\.\d{1,3})*\.?\s+)?"
+                         r"[^\W\d_]", re.I)
 
 # Margins (share of page height) where running headers / footers live.
 _MARGIN = 0.12
@@ -193,25 +198,80 @@ def _page_lines(page, flags: int) -> list[list[_Line]]:
             spans = [s for s in ln["spans"] if s["size"] >= 2.5]
             if not spans:
                 continue
-            text = "".join(s["text"] for s in spans)
-            if not text.strip():
-                continue
-            font, size, bold, italic, color, weight = _style_of_spans(spans)
             dx, dy = ln["dir"]
-            x0, y0, x1, y1 = _transform(ln["bbox"], mat)
             if mat is not None:
                 # direction in displayed space
                 import pymupdf
 
                 p = pymupdf.Point(dx, dy) * pymupdf.Matrix(mat.a, mat.b, mat.c, mat.d, 0, 0)
                 dx, dy = p.x, p.y
-            lines.append(
-                _Line(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), " ".join(text.split()),
-                      font, size, bold, italic, color, abs(dy) < 0.2 and dx > 0, weight)
-            )
+            horizontal = abs(dy) < 0.2 and dx > 0
+            for part in _split_heading_spans(spans) if horizontal and len(spans) > 1 else (spans,):
+                text = "".join(s["text"] for s in part)
+                if not text.strip():
+                    continue
+                font, size, bold, italic, color, weight = _style_of_spans(part)
+                bbox = ln["bbox"] if part is spans else _span_box(part)
+                x0, y0, x1, y1 = _transform(bbox, mat)
+                lines.append(
+                    _Line(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1), " ".join(text.split()),
+                          font, size, bold, italic, color, horizontal, weight)
+                )
         if lines:
             out.append(lines)
     return out
+
+
+def _span_box(spans: list[dict]) -> tuple[float, float, float, float]:
+    return (min(s["bbox"][0] for s in spans), min(s["bbox"][1] for s in spans),
+            max(s["bbox"][2] for s in spans), max(s["bbox"][3] for s in spans))
+
+
+#: Schemes whose number, opening a span in the middle of a short numbered line, starts a second
+#: heading ("Part 1. Company Information" + "I. Overview of Company" in one line box).
+_SPLIT_SCHEMES = frozenset({"part", "chapter", "item", "section", "article", "roman", "decimal", "alpha",
+                            "cn-part", "cn-chapter", "cn-section", "cn-ordinal", "cn-paren"})
+
+
+def _second_heading(before: str, after: str) -> bool:
+    """Whether ``after`` opens a second numbered heading after the numbered title ``before``."""
+    before, after = before.strip(), after.lstrip()
+    if not before or not after or is_bare_label(before) or _SENT_END.search(before):
+        return False
+    if parse_numbering(before)[0] is None:
+        return False
+    num, rest = parse_numbering(after)
+    if num is None or num.scheme not in _SPLIT_SCHEMES or not rest[:1].isalpha():
+        return False
+    # "12 Months" in a table row is no heading number
+    return not (num.scheme == "decimal" and len(num.values) == 1 and not num.label.endswith((".", ")")))
+
+
+def _split_heading_spans(spans: list[dict]) -> list[list[dict]]:
+    """Split a line's spans where a second numbered heading starts; usually one part.
+
+    Only short lines that open with a heading number are looked at, and the second part must open
+    with a number of its own after a gap or a change of type, so "see Note 3. Leases" in running
+    text (one span, or a long line) is never split.
+    """
+    total = sum(len(s["text"]) for s in spans)
+    if total > 140 or parse_numbering(spans[0]["text"].lstrip())[0] is None:
+        return [spans]
+    for k in range(1, len(spans)):
+        if not _second_heading("".join(s["text"] for s in spans[:k]), spans[k]["text"]):
+            continue
+        prev, cur = spans[k - 1], spans[k]
+        gap = cur["bbox"][0] - prev["bbox"][2]
+        restyled = abs(cur["size"] - prev["size"]) >= 0.5 or (cur["flags"] & 16) != (prev["flags"] & 16) \
+            or cur["font"] != prev["font"]
+        if gap >= 0.6 * cur["size"] or restyled or spans[k]["text"][:1].isspace() and gap >= 0.25 * cur["size"]:
+            return [spans[:k]] + _split_heading_spans(spans[k:])
+    return [spans]
+
+
+def _capitals(text: str) -> bool:
+    """A line in capitals (at least a short word of them): str.isupper ignores digits and marks."""
+    return len(text) >= 4 and text.isupper()
 
 
 def _same_row(a: _Line, b: _Line) -> bool:
@@ -233,6 +293,7 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
             and _same_row(prev, ln)
             and ln.x0 >= prev.x1 - 1
             and (round(prev.size) == round(ln.size) or is_bare_label(prev.text))
+            and not (len(prev.text) + len(ln.text) <= 140 and _second_heading(prev.text, ln.text))
         ):
             rows[-1] = _Line(
                 prev.x0, min(prev.y0, ln.y0), ln.x1, max(prev.y1, ln.y1), prev.text + " " + ln.text,
@@ -254,6 +315,9 @@ def _segment(lines: list[_Line]) -> list[_RawBlock]:
             same_style = (
                 abs(ln.size - last.size) < 0.6 and ln.bold == last.bold and ln.italic == last.italic
                 and ln.horizontal == last.horizontal
+                # a line in capitals is a look of its own: "CONSOLIDATED BALANCE SHEETS" over
+                # "(in millions)", or a heading set in body type over its paragraph
+                and _capitals(ln.text) == _capitals(last.text)
             )
             # "Item 5. Other Information." set in body type is still a block of its own, and so
             # is a numbered line after a line that stopped short ("一、发行人简介" / "(一)公司概况")
@@ -372,7 +436,13 @@ def _page_blocks(page, flags: int) -> list[_RawBlock]:
     if not blocks:
         return blocks
     order: list[int] = []
-    _xycut(blocks, list(range(len(blocks))), 0, 0, order)
+    # text that does not run left to right (an arXiv stamp or a "Downloaded from" strip up the
+    # margin) is out of the flow: left in, it bars the vertical cut between two text columns
+    flow = [i for i, b in enumerate(blocks) if all(ln.horizontal for ln in b.lines)]
+    _xycut(blocks, flow, 0, 0, order)
+    if len(flow) < len(blocks):
+        side = set(flow)
+        order.extend(i for i in range(len(blocks)) if i not in side)
     return _merge_paragraph_lines(_merge_labels([blocks[i] for i in order]))
 
 
@@ -425,6 +495,8 @@ class _PageBlock:
     column: int
     rotated: bool
     role: str = "body"
+    lines: list[_Line] | None = None  # kept only on pages that may be contents pages
+    head_lines: list[_Line] | None = None  # a multi-line block near the top, until the running-line pass
 
     def freeze(self, index: int, start: int, end: int) -> Block:
         return Block(index=index, page=self.page, bbox=self.bbox, text=self.text, font=self.font, size=self.size,
@@ -469,6 +541,54 @@ def _numbers_track_pages(texts_pages: list[tuple[str, int]]) -> bool:
     return False
 
 
+#: Where a block's first line is looked at for a repeated running line (share of page height).
+_RUNNING_ZONE = 0.35
+
+
+def _split_running_lines(pages: list[list[_PageBlock]], heights: list[float]) -> None:
+    """Split off a block's first line when that line runs on many pages, in place.
+
+    Financial statements print the company name over every statement title ("TD SYNNEX
+    CORPORATION" / "CONSOLIDATED BALANCE SHEETS"); some reports repeat the chapter name over the
+    first heading of each page.  A line that opens blocks (or stands alone) near the top of at
+    least three pages is a running line: as a block of its own it is furniture or a repeated
+    text, and the heading under it keeps its own words.
+    """
+    seen: dict[str, set[int]] = defaultdict(set)
+    for p, blocks in enumerate(pages):
+        limit = _RUNNING_ZONE * heights[p]
+        for b in blocks:
+            if b.bbox[1] > limit or b.rotated:
+                continue
+            first = b.text.split("\n", 1)[0]
+            if 3 <= len(first) <= 80:
+                seen[_furniture_key(first)].add(p)
+    running = {k for k, ps in seen.items() if len(ps) >= 3 and k.strip("# ")}
+    if not running:
+        return
+    for blocks in pages:
+        out: list[_PageBlock] = []
+        for b in blocks:
+            if b.head_lines and _furniture_key(b.head_lines[0].text) in running:
+                out.extend(_split_first_line(b))
+            else:
+                b.head_lines = None
+                out.append(b)
+        blocks[:] = out
+
+
+def _split_first_line(b: _PageBlock) -> list[_PageBlock]:
+    first, rest = b.head_lines[:1], b.head_lines[1:]
+    out = []
+    for part in (first, rest):
+        rb = _RawBlock(min(ln.x0 for ln in part), min(ln.y0 for ln in part), max(ln.x1 for ln in part),
+                       max(ln.y1 for ln in part), part, b.column)
+        font, size, bold, italic, color = _block_style(rb)
+        out.append(_PageBlock(b.page, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
+                              len(part), b.column, b.rotated, lines=part if b.lines is not None else None))
+    return out
+
+
 def _mark_furniture(pages: list[list[_PageBlock]], heights: list[float]) -> None:
     """Set the role of running headers, footers and page numbers, in place."""
     occurrences: dict[tuple[str, str], list[tuple[int, int, float, str]]] = defaultdict(list)
@@ -510,69 +630,88 @@ def _mark_furniture(pages: list[list[_PageBlock]], heights: list[float]) -> None
             pages[p][j].role = role
 
 
-def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
-    """A printed table of contents: many rows ending in increasing page numbers."""
-    # cheap rejection first: a contents page has many lines ending in a number
-    ends = 0
+def _may_be_toc(raws: Sequence[_RawBlock]) -> bool:
+    """Cheap pre-check: at least three lines that end (or start) with a number, or a contents title."""
+    n = 0
+    for rb in raws:
+        for ln in rb.lines:
+            if _TOC_END_RE.search(ln.text):
+                n += 1
+                if n >= 3:
+                    return True
+            elif len(ln.text) <= 40 and is_contents_title(ln.text):
+                return True
+    return False
+
+
+def _toc_evidence(blocks: list[_PageBlock], page_count: int) -> PageEvidence:
+    frags: list[Fragment] = []
     for b in blocks:
-        for t in b.text.split("\n"):
-            if t[-1:].isdigit() or t[-1:] in "ivxlcIVXLC":
-                ends += 1
-    if ends < 3:
-        return False
-    if ends < 6 and not any(_TOC_TITLE_RE.match(t) for b in blocks for t in b.text.split("\n")):
-        return False
-    rows: list[tuple[float, float, list[str]]] = []  # (y0, y1, texts) grouped by baseline
-    has_title = False
-    for b in blocks:
-        if b.role != "body":
+        if b.role != "body" or b.rotated:
             continue
-        for t in b.text.split("\n"):
-            if _TOC_TITLE_RE.match(t):
-                has_title = True
-        # a block's lines are rows of their own; blocks on one baseline share a row
-        y0, y1 = b.bbox[1], b.bbox[3]
-        if b.line_count == 1:
-            for r in rows:
-                if min(r[1], y1) - max(r[0], y0) > 0.5 * min(r[1] - r[0], y1 - y0):
-                    r[2].append(b.text)
-                    break
-            else:
-                rows.append((y0, y1, [b.text]))
+        if b.lines is not None:
+            frags.extend(Fragment(ln.x0, ln.y0, ln.x1, ln.y1, ln.text, ln.size, ln.bold) for ln in b.lines)
         else:
-            for t in b.text.split("\n"):
-                rows.append((y0, y1, [t]))
-    refs: list[int] = []
-    text_rows = 0
-    for _, _, texts in rows:
-        line = " ".join(texts)
-        if not any(c.isalpha() for c in line):
-            continue
-        text_rows += 1
-        m = _TOC_REF_RE.search(line)
-        if m and any(c.isalpha() for c in line[: m.start()]):
-            g = m.group(1)
-            v = int(g) if g.isdigit() else 0
-            if v <= max(page_count * 3, 2000):
-                refs.append(v)
-    if text_rows == 0:
+            frags.extend(block_fragments([Block(0, b.page, b.bbox, b.text, b.font, b.size, b.bold, b.italic,
+                                                b.color, b.line_count)]))
+    return page_evidence(frags, page_count)
+
+
+def _is_toc_page(blocks: list[_PageBlock], page_count: int) -> bool:
+    """A printed table of contents: many rows ending (or starting) in page numbers that go up."""
+    if not any(b.lines is not None for b in blocks):
         return False
-    incr = sum(1 for a, b in zip(refs, refs[1:]) if b >= a)
-    mono = incr / max(len(refs) - 1, 1)
-    if has_title and len(refs) >= 3 and mono >= 0.6:
-        return True
-    return len(refs) >= 6 and len(refs) >= 0.5 * text_rows and mono >= 0.75
+    return _toc_evidence(blocks, page_count).is_contents()
+
+
+def _toc_pages(pages: list[list[_PageBlock]], page_count: int) -> list[int]:
+    """Contents pages, and the pages that continue them (less evidence asked of those)."""
+    out: list[int] = []
+    for p, blocks in enumerate(pages):
+        if not any(b.lines is not None for b in blocks):
+            continue
+        follows = bool(out) and (out[-1] == p - 1 or (out[-1] == p - 2 and not pages[p - 1]))
+        # cheap rejection before the row analysis: a contents page has many rows ending (or starting) in
+        # a page label, fewer only under a contents title or after a contents page
+        ends, title = 0, False
+        for b in blocks:
+            if b.role != "body" or b.lines is None:
+                continue
+            for ln in b.lines:
+                if _TOC_END_RE.search(ln.text):
+                    ends += 1
+                elif not title and len(ln.text) <= 80 and is_contents_title(ln.text, index=True):
+                    title = True
+        if ends < 3 or (ends < 6 and not title and not follows):
+            continue
+        ev = _toc_evidence(blocks, page_count)
+        if ev.is_contents(continuation=follows):
+            out.append(p)
+    return out
+
+
+def _split_toc_lines(blocks: list[_PageBlock]) -> list[_PageBlock]:
+    """A contents page's blocks, one per printed line: entries keep their own indentation and style."""
+    out: list[_PageBlock] = []
+    for b in blocks:
+        if b.role != "toc" or b.lines is None or len(b.lines) <= 1:
+            out.append(b)
+            continue
+        for ln in b.lines:
+            out.append(_PageBlock(b.page, (ln.x0, ln.y0, ln.x1, ln.y1), ln.text, ln.font, ln.size, ln.bold,
+                                  ln.italic, ln.color, 1, b.column, not ln.horizontal, "toc"))
+    return out
 
 
 # ---------------------------------------------------------------------------
 
 
 def _progress(total: int, desc: str, enabled: bool | None):
-    from tqdm.auto import tqdm
-
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 50
-    return tqdm(total=total, desc=desc, unit="page", disable=not enabled, leave=False, file=sys.stderr)
+    from ._progress import progress_bar  # no tqdm import for a bar nobody sees
+
+    return progress_bar(total, desc=desc, unit="page", enabled=enabled)
 
 
 def _compact_pages(pages: Iterable[int]) -> str:
@@ -589,6 +728,7 @@ def _compact_pages(pages: Iterable[int]) -> str:
     return ", ".join(parts)
 
 
+@route_mupdf_messages  # MuPDF's own messages: the structrag log and a counted warning, not stdout
 def extract(
     path: str | os.PathLike[str],
     *,
@@ -640,11 +780,15 @@ def extract(
                         sizes.append((0.0, 0.0))
                     raws = []
                 page_blocks: list[_PageBlock] = []
+                keep_lines = _may_be_toc(raws)
                 for rb in raws:
                     font, size, bold, italic, color = _block_style(rb)
                     page_blocks.append(
                         _PageBlock(pno, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
-                                   len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines))
+                                   len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines),
+                                   lines=rb.lines if keep_lines else None,
+                                   head_lines=rb.lines if len(rb.lines) > 1 and rb.y0 <= _RUNNING_ZONE * rect.height
+                                   else None)
                     )
                 if not page_blocks and pno not in failed:
                     textless.append(pno)
@@ -654,14 +798,31 @@ def extract(
     finally:
         doc.close()
 
+    _split_running_lines(pages, [h for _, h in sizes])
     _mark_furniture(pages, [h for _, h in sizes])
-    toc_pages = []
-    for p, blocks in enumerate(pages):
-        if _is_toc_page(blocks, page_count):
-            toc_pages.append(p)
-            for b in blocks:
-                if b.role == "body":
-                    b.role = "toc"
+    toc_pages = _toc_pages(pages, page_count)
+    for p in toc_pages:
+        for b in pages[p]:
+            if b.role == "body":
+                b.role = "toc"
+        pages[p] = _split_toc_lines(pages[p])
+        # what is printed above the contents title is not part of it ("Item 8. Financial Statements" over
+        # a filing's "INDEX" to them): it stays body text.  Titles sit in the upper part of the page (an
+        # "Index" entry at the foot of a contents page is no title)
+        height = sizes[p][1] or 792.0
+        tops = [b.bbox[1] for b in pages[p] if b.role == "toc" and len(b.text) <= 80 and b.bbox[1] < 0.4 * height
+                and is_contents_title(b.text, index=True)]
+        if tops:
+            for b in pages[p]:
+                if b.role == "toc" and b.bbox[3] <= min(tops) + 0.5:
+                    b.role = "body"
+        # nor is a line set far larger than the entries (the chapter title over a chapter's contents)
+        entry_sizes = sorted(b.size for b in pages[p] if b.role == "toc")
+        if entry_sizes:
+            big = 1.6 * entry_sizes[len(entry_sizes) // 2]
+            for b in pages[p]:
+                if b.role == "toc" and b.size >= big and not is_contents_title(b.text, index=True):
+                    b.role = "body"
 
     if textless:
         warnings.append(
@@ -671,7 +832,7 @@ def extract(
     if failed:
         warnings.append(f"{path}: text extraction failed on pages {_compact_pages(failed)}")
     for w in warnings:
-        _warnings.warn(w, StructragWarning, stacklevel=2)
+        _warnings.warn(w, StructragWarning, stacklevel=3)  # past route_mupdf_messages, to the caller
 
     body: list[Block] = []
     furniture: list[Block] = []

@@ -225,6 +225,10 @@ class Numbering:
         return cls(scheme=d["scheme"], values=tuple(int(v) for v in d["values"]), label=d["label"])
 
 
+#: heading sources renamed since the first JSON shape was written
+_SOURCE_ALIASES = {"detected": "layout"}
+
+
 @dataclass(frozen=True, slots=True)
 class Heading:
     """A heading in reading order, before or after its level is known.
@@ -233,10 +237,13 @@ class Heading:
     where the heading starts; its section begins there.  ``block_end`` is one
     past its last block (multi-block headings are joined).  ``bbox`` is None
     only for an outline entry that could not be located on its page.
-    ``source`` says where the heading came from (``detected``, ``outline``,
-    ``reference``); ``level_source`` says where its level came from
-    (``outline``, ``numbering``, ``model``, ``vlm``, ``llm``, ``font-size``,
-    ``projected``, ``fallback``, ...).
+    ``source`` says where the heading came from (``layout``: detected from
+    the page layout, ``contents``: an entry of the printed table of contents,
+    ``outline``: the PDF's bookmarks, ``reference``); ``level_source`` says
+    where its level came from (``outline``, ``contents``, ``numbering``,
+    ``model``, ``vlm``, ``llm``, ``font-size``, ``projected``, ``fallback``,
+    ...).  JSON written before the ``layout`` name said ``detected``; it is
+    read as ``layout``.
     """
 
     text: str
@@ -252,7 +259,7 @@ class Heading:
     numbering: Numbering | None = None
     score: float = 1.0
     reasons: tuple[str, ...] = ()
-    source: str = "detected"
+    source: str = "layout"
     level: int | None = None
     level_source: str | None = None
     confidence: float | None = None
@@ -294,7 +301,7 @@ class Heading:
             numbering=Numbering.from_dict(d["numbering"]) if d.get("numbering") else None,
             score=float(d.get("score", 1.0)),
             reasons=tuple(d.get("reasons", ())),
-            source=d.get("source", "detected"),
+            source=_SOURCE_ALIASES.get(d.get("source", "layout"), d.get("source", "layout")),
             level=d.get("level"),
             level_source=d.get("level_source"),
             confidence=d.get("confidence"),

@@ -13,7 +13,7 @@ import re
 
 from .model import Numbering
 
-__all__ = ["parse_numbering", "continues", "opens_child", "is_bare_label", "cn_number", "roman_value"]
+__all__ = ["parse_numbering", "word_number", "continues", "opens_child", "is_bare_label", "cn_number", "roman_value"]
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _CN_UNITS = {"十": 10, "百": 100}
@@ -124,6 +124,31 @@ def parse_numbering(text: str) -> tuple[Numbering | None, str]:
         label = m.group(0).strip()
         return Numbering(scheme=scheme, values=tuple(int(v) for v in values), label=label), rest
     return None, s
+
+# one to three capitalised words, then the number: "Goal 2", "Strategic Goal 2", "Strategy 1.1.1"
+_WORD_NUM = re.compile(r"^((?:[A-Z][A-Za-z]{1,14}\s+){0,2}([A-Z][A-Za-z]{2,14}))\s+(\d{1,2}(?:\.\d{1,3}){0,4})(?:[.:)]|\s|$)")
+_NOT_LABELS = {"The", "In", "On", "At", "For", "Our", "From", "To", "By", "Of", "And", "With", "Since", "Over",
+               "Fiscal", "Year", "Years", "Fy", "Q", "Quarter", "Page", "Table", "Figure", "Exhibit", "Form",
+               "Fig", "Tables", "Figures", "Chart", "Graph", "Map", "Photo", "Image", "Source", "Equation",
+               "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+               "November", "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct",
+               "Nov", "Dec", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+
+
+def word_number(text: str) -> Numbering | None:
+    """A number after a label word ("Strategy 1.1.1", "Goal 2", "Objective 3.2"), the scheme ``word-decimal``.
+
+    Not part of :func:`parse_numbering`: "Goal 2" is a heading number only when a document
+    uses it as one, which callers decide from the sequence (detection) or the style (levels).
+    Captions ("Table 3", "Figure 2") and dates ("Fiscal 2022", "Year 1") are never labels.
+    """
+    m = _WORD_NUM.match(text.strip())
+    if not m or m.group(2) in _NOT_LABELS or m.group(1).split()[0] in _NOT_LABELS:
+        return None
+    vals = tuple(int(x) for x in m.group(3).split("."))
+    if vals[0] > 99:
+        return None
+    return Numbering(scheme="word-decimal", values=vals, label=m.group(0).strip().rstrip(".:)"))
 
 
 def is_bare_label(text: str) -> bool:

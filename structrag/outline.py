@@ -52,7 +52,7 @@ def heading_from_block(
     last: int,
     *,
     text: str | None = None,
-    source: str = "detected",
+    source: str = "layout",
     level: int | None = None,
     level_source: str | None = None,
     score: float = 1.0,
@@ -100,8 +100,10 @@ def _similarity(a: str, b: str) -> float:
         short, long_ = sorted((len(a), len(b)))
         # a heading whose title continues ("Item 7." vs "Item 7. Management's ...")
         return 0.85 + 0.15 * short / long_ if short >= 4 else 0.5
+    if 2 * min(len(a), len(b)) < 0.75 * (len(a) + len(b)):
+        return 0.0  # SequenceMatcher.real_quick_ratio, without building the matcher (the costly part)
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if sm.real_quick_ratio() < 0.75 or sm.quick_ratio() < 0.75:
+    if sm.quick_ratio() < 0.75:
         return 0.0
     return sm.ratio()
 
@@ -136,6 +138,7 @@ def locate_outline(
     out: list[LocatedEntry] = []
     cursor = 0  # matches move forward in reading order
     cache: dict[int, list[tuple[int, int, str]]] = {}
+    singles: dict[int, list[tuple[int, str]]] = {}
 
     def page_cands(p: int) -> list[tuple[int, int, str]]:
         if p not in cache:
@@ -143,11 +146,24 @@ def locate_outline(
             cache[p] = [(lo + a, lo + b, t) for a, b, t in _candidates(document.blocks[lo:hi])]
         return cache[p]
 
+    def page_singles(p: int) -> list[tuple[int, str]]:
+        if p not in singles:
+            lo, hi = document._page_block_range(p)
+            singles[p] = [(lo + k, normalize_title(b.text)) for k, b in enumerate(document.blocks[lo:hi])]
+        return singles[p]
+
     for e in entries:
         want = normalize_title(e.title)
         want_bare = _strip_number(want, e.title)
         best: tuple[float, int, int] | None = None
-        if e.page >= 0 and want:
+        if 0 <= e.page < document.page_count and want:
+            # fast path: an exact single-block match on the target page, in reading order, scores the
+            # maximum (1.0) and the first one found wins anyway
+            for first, cand in page_singles(e.page):
+                if first >= cursor and cand == want:
+                    best = (1.0, first, first)
+                    break
+        if best is None and e.page >= 0 and want:
             for k, p in enumerate((e.page, e.page + 1, e.page - 1)):
                 if not 0 <= p < document.page_count:
                     continue

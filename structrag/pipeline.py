@@ -10,7 +10,7 @@ import os
 import time
 from typing import Any, NamedTuple
 
-from .detect import OutlineMode, detect_headings
+from .detect import ContentsMode, OutlineMode, detect_headings
 from .extract import extract
 from .model import Document, Heading
 from .tree import HeadingTree
@@ -35,6 +35,7 @@ def parse_document(
     document: Document,
     *,
     outline: OutlineMode = "auto",
+    contents: ContentsMode = "auto",
     predictor: Any = "learned",
     memory: str = "recent",
     granularity: str | int = "heading",
@@ -47,7 +48,7 @@ def parse_document(
     """Headings and tree for an extracted document (see :func:`parse_pdf`)."""
     stats: dict[str, Any] = {}
     t0 = time.perf_counter()
-    headings = detect_headings(document, outline=outline, min_score=min_score)
+    headings = detect_headings(document, outline=outline, contents=contents, min_score=min_score)
     stats["detect_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if headings and any(h.level is None for h in headings):
@@ -69,6 +70,10 @@ def parse_document(
     stats["levels_s"] = time.perf_counter() - t0
     stats["headings"] = len(headings)
     stats["heading_source"] = headings[0].source if headings else None
+    sources: dict[str, int] = {}
+    for h in headings:
+        sources[h.source] = sources.get(h.source, 0) + 1
+    stats["heading_sources"] = sources
     tree = HeadingTree.from_headings(headings, len(document.blocks), document.name)
     return ParsedDocument(document, headings, tree, stats)
 
@@ -77,6 +82,7 @@ def parse_pdf(
     path: str | os.PathLike[str],
     *,
     outline: OutlineMode = "auto",
+    contents: ContentsMode = "auto",
     predictor: Any = "learned",
     memory: str = "recent",
     granularity: str | int = "heading",
@@ -92,7 +98,10 @@ def parse_pdf(
 
     ``outline="auto"`` takes the PDF's own outline as the headings when it has
     one (the strongest signal in production); ``"ignore"`` detects headings
-    from the page layout and predicts their levels with ``predictor`` (a name
+    otherwise.  ``contents="auto"`` then takes the entries of the printed table
+    of contents, located on their pages, as headings with their levels fixed,
+    beside the layout-detected headings it does not list (``"ignore"``: layout
+    only).  Levels not fixed are predicted with ``predictor`` (a name
     such as ``learned``, ``rules``, ``font-size``, ``vlm``, or a
     :class:`~structrag.levels.base.LevelPredictor`) over the ``memory``
     strategy.  Raises the errors of :func:`structrag.extract.extract`.
@@ -103,6 +112,7 @@ def parse_pdf(
     parsed = parse_document(
         document,
         outline=outline,
+        contents=contents,
         predictor=predictor,
         memory=memory,
         granularity=granularity,

@@ -486,3 +486,20 @@ def test_real_document_context_stays_bounded(shared_data):
     assert srv.errors == []
     assert [h.level for h in res.headings] == ref
     assert max(ref) >= 4 and len(ref) >= 20
+
+
+def test_vlm_with_fixed_contents_levels(report):
+    """Headings whose level the printed contents gives are not asked; they are known anchors in the memory."""
+    doc, heads = report
+    fixed = tuple(replace(h, level=TRUTH[h.text], level_source="contents", confidence=1.0, source="contents")
+                  if TRUTH[h.text] == 1 else h for h in heads)
+    with OpenAIServer(levels_by_title(TRUTH), check=vlm_check(doc, heads)) as srv:
+        res = assign_levels(doc, fixed, predictor=_vlm(srv))
+    assert srv.errors == []
+    assert _valid_tree(res, doc) == [lv for lv, _ in OUTLINE]
+    asked = [t["title"] for r in srv.requests for t in r.targets or []]
+    assert asked == [t for lv, t in OUTLINE if lv != 1]
+    # the first request already knows the fixed first chapter, at H1
+    assert any(k["title"] == "Introduction" and str(k["level"]).endswith("1") for k in srv.requests[0].known)
+    assert [h.level_source for h in res.headings if TRUTH[h.text] == 1] == ["contents"] * 3
+    assert res.stats["fixed"] == 3 and res.stats["fixed_projected"] == 0

@@ -56,7 +56,7 @@ def _toc_json(capsys, argv):
 def test_toc_with_a_backend_reports_its_accounting(pdf, capsys, backend, calls):
     with OpenAIServer(_policy) as srv:
         data, _ = _toc_json(capsys, ["toc", str(pdf), "--ignore-outline", "--json", "--stats", "--backend", backend,
-                                     "--base-url", srv.base_url, "--model", "served-model", "--zoom", "0.4",
+                                     "--base-url", srv.base_url, "--backend-model", "served-model", "--zoom", "0.4",
                                      "--fallback", "rules"])
     assert [(h["level"], h["text"]) for h in data["headings"]] == OUTLINE
     lv = data["stats"]["levels"]
@@ -82,14 +82,14 @@ def test_missing_model_is_a_clear_error(pdf, capsys, monkeypatch):
     monkeypatch.delenv("STRUCTRAG_MODEL", raising=False)
     rc = main(["toc", str(pdf), "--ignore-outline", "--backend", "vlm", "--base-url", "http://127.0.0.1:9/v1"])
     err = capsys.readouterr().err
-    assert rc == 2 and "--model" in err and "STRUCTRAG_MODEL" in err
+    assert rc == 2 and "--backend-model" in err and "STRUCTRAG_MODEL" in err
 
 
 def test_missing_llm_extra_names_the_install_command(pdf):
     code = (
         "import sys; sys.modules['openai'] = None\n"  # as if the extra were not installed
         "from structrag.cli import main\n"
-        f"sys.exit(main(['toc', {str(pdf)!r}, '--ignore-outline', '--backend', 'vlm', '--model', 'm']))\n"
+        f"sys.exit(main(['toc', {str(pdf)!r}, '--ignore-outline', '--backend', 'vlm', '--backend-model', 'm']))\n"
     )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert p.returncode == 2
@@ -107,7 +107,7 @@ def test_ctrl_c_mid_document_then_rerun_continues(pdf, tmp_path):
         return _policy(req)
 
     argv = [sys.executable, "-m", "structrag.cli", "toc", str(pdf), "--ignore-outline", "--json", "--stats",
-            "--backend", "vlm", "--zoom", "0.4", "--model", "m", "--fallback", "none", "--checkpoint", str(ckpt)]
+            "--backend", "vlm", "--zoom", "0.4", "--backend-model", "m", "--fallback", "none", "--checkpoint", str(ckpt)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with OpenAIServer(interrupting) as srv:
         proc = subprocess.Popen(argv + ["--base-url", srv.base_url], stdout=subprocess.PIPE,

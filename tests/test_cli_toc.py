@@ -57,7 +57,7 @@ def test_ignore_outline_detects_and_predicts(report, predictor):
     r = run("toc", report, "--json", "--ignore-outline", "--predictor", predictor)
     assert r.returncode == 0, r.stderr
     hs = json.loads(r.stdout)["headings"]
-    assert [h["source"] for h in hs] == ["detected"] * len(hs)
+    assert [h["source"] for h in hs] == ["layout"] * len(hs)
     assert [h["text"] for h in hs][:3] == ["1 Chapter One", "1.1 Section 1.1 results",
                                            "1.1.1 Detail 1.1.1 discussion"]
     assert [h["level"] for h in hs][:3] == [1, 2, 3]

@@ -70,7 +70,7 @@ def test_detects_numbered_headings_and_not_body(tmp_path):
             "2.2.1 Detail 2.2.1 discussion"]
     assert texts == want
     for h in heads:
-        assert h.source == "detected" and h.level is None
+        assert h.source == "layout" and h.level is None
         assert h.score >= 2.0 and h.reasons
         assert h.numbering is not None and h.numbering.scheme == "decimal"
         assert doc.blocks[h.block].text.startswith(h.text.split()[0])
@@ -147,7 +147,7 @@ def test_outline_is_used_unless_ignored(tmp_path):
     assert [h.level for h in heads] == [1, 2, 3, 1, 2, 3]
     assert all(h.bbox is not None and h.level_source == "outline" for h in heads)
     ignored = detect_headings(doc, outline="ignore")
-    assert all(h.source == "detected" and h.level is None for h in ignored)
+    assert all(h.source == "layout" and h.level is None for h in ignored)
     assert [h.text for h in ignored] == [h.text for h in heads]
 
 

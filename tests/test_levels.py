@@ -324,3 +324,137 @@ def test_rules_clusters_unnumbered_styles():
              ("detail b", 10, False), ("Results", 12, True), ("Summary", 16, True)]
     hs = [H(t, size=s, bold=b, i=i) for i, (t, s, b) in enumerate(specs)]
     assert _levels("rules", hs) == [1, 2, 3, 3, 2, 1]
+
+
+# --- fixed levels (printed table of contents) ---------------------------------------
+
+
+def _fixed(h: Heading, level: int) -> Heading:
+    from dataclasses import replace
+
+    return replace(h, level=level, level_source="contents", confidence=1.0, source="contents")
+
+
+def _mixed_headings(n: int = 48, seed: int = 5) -> list[Heading]:
+    """Chapters and sections known from the contents (fixed), sub-headings between them to predict."""
+    rng = random.Random(seed)
+    hs: list[Heading] = []
+    i = 0
+    for c in range(1, 5):
+        hs.append(_fixed(H(f"{c} Chapter", page=i // 3, size=18, bold=True, i=i), 1))
+        i += 1
+        for s in range(1, 3):
+            hs.append(_fixed(H(f"{c}.{s} Section", page=i // 3, size=14, bold=True, i=i), 2))
+            i += 1
+            for u in range(rng.randint(1, 4)):
+                hs.append(H(f"{c}.{s}.{u + 1} Detail", page=i // 3, size=rng.choice([12, 11]), bold=True, i=i))
+                i += 1
+    return hs
+
+
+@pytest.mark.parametrize("predictor", ["learned", "rules", "font-size", "size-rank", "numbering"])
+@pytest.mark.parametrize("memory", ["recent", "previous-n", "random", "branches"])
+@pytest.mark.parametrize("granularity", ["heading", "page"])
+def test_fixed_levels_are_kept_and_anchor_the_others(predictor, memory, granularity):
+    hs = _mixed_headings()
+    res = assign_levels(None, hs, predictor=predictor, memory=memory, granularity=granularity, seed=2)
+    levels = [h.level for h in res.headings]
+    assert check_levels(levels, 0) is None
+    last_fixed = 0
+    for before, after in zip(hs, res.headings):
+        if before.level_source == "contents":
+            assert after.level == before.level and after.level_source == "contents" and after.confidence == 1.0
+            last_fixed = after.level
+        else:
+            assert after.level > last_fixed  # below the section the contents lists it under
+            assert after.level_source != "contents"
+    st = res.stats
+    assert st["fixed"] == sum(1 for h in hs if h.level_source == "contents") and st["fixed_projected"] == 0
+    assert st["sources"]["contents"] == st["fixed"]
+
+
+def test_fixed_headings_are_in_the_memory_not_asked():
+    hs = _mixed_headings()
+    seen: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
+
+    class Recorder(Scripted):
+        def predict(self, memory, targets, *, attempt=0, feedback=None):
+            seen.append((tuple(k.level for k in memory.anchors), tuple(t.text for t in targets)))
+            return LevelPrediction(tuple([1] * len(targets)), tuple([0.5] * len(targets)))
+
+    res = assign_levels(None, hs, predictor=Recorder({}, max_retries=0))
+    asked = [t for _, ts in seen for t in ts]
+    assert asked == [h.text for h in hs if h.level_source != "contents"]
+    # the first sub-heading's memory holds the chapter and section fixed before it
+    assert seen[0][0] == (1, 2)
+    # an answer of 1 under a fixed section of level 2 is raised to 3 and counted
+    assert all(h.level == 3 for h in res.headings if h.level_source != "contents")
+    assert res.stats["raised_below_fixed"] == len(asked)
+    free = assign_levels(None, hs, predictor=Recorder({}, max_retries=0), floor_after_fixed=False)
+    assert check_levels([h.level for h in free.headings], 0) is None and free.stats["raised_below_fixed"] == 0
+
+
+def test_fixed_level_that_breaks_the_rule_is_projected_and_counted():
+    hs = [_fixed(H("A", i=0), 1), H("b", i=1), _fixed(H("C", i=2), 4), _fixed(H("D", i=3), 1)]
+    res = assign_levels(None, hs, predictor="rules")
+    levels = [h.level for h in res.headings]
+    assert check_levels(levels, 0) is None and levels[0] == 1 and levels[3] == 1
+    assert levels[2] == levels[1] + 1 and res.stats["fixed_projected"] == 1
+
+
+def test_only_named_sources_are_fixed():
+    hs = [H("A", size=18, i=0), H("B", size=12, i=1)]
+    from dataclasses import replace
+
+    hs = [replace(hs[0], level=3, level_source="outline"), replace(hs[1], level=1, level_source="reference")]
+    res = assign_levels(None, hs, predictor="font-size")
+    assert [h.level for h in res.headings] == [1, 2] and res.stats["fixed"] == 0
+    kept = assign_levels(None, hs, predictor="font-size", fixed_sources=("reference",))
+    assert kept.stats["fixed"] == 1 and kept.headings[1].level_source == "reference"
+
+
+def test_checkpoint_with_fixed_levels_resumes(tmp_path):
+    hs = _mixed_headings(seed=9)
+    ck = tmp_path / "levels.jsonl"
+    n_pred = sum(1 for h in hs if h.level_source != "contents")
+    with pytest.raises(KeyboardInterrupt):
+        assign_levels(None, hs, predictor=Scripted({}, raise_at=n_pred // 2, exc=KeyboardInterrupt()),
+                      checkpoint=ck)
+    full = assign_levels(None, hs, predictor="rules")
+    res = assign_levels(None, hs, predictor="rules", checkpoint=tmp_path / "fresh.jsonl")
+    assert [h.level for h in res.headings] == [h.level for h in full.headings]
+    again = assign_levels(None, hs, predictor=Scripted({}), checkpoint=ck)
+    assert again.stats["resumed_steps"] > 0 and check_levels([h.level for h in again.headings], 0) is None
+    # a checkpoint of the same headings without fixed levels is another run
+    from dataclasses import replace
+
+    with pytest.raises(ConfigError, match="another run"):
+        assign_levels(None, [replace(h, level=None, level_source=None) for h in hs], predictor=Scripted({}),
+                      checkpoint=ck)
+
+
+def test_fixed_levels_random_mixtures_stay_valid():
+    """Random fixed levels (some breaking the rule), random looks and answers: always a valid sequence."""
+    from dataclasses import replace
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        hs = []
+        for i in range(30):
+            h = H(f"h{i}", page=i // 3, size=rng.choice([10, 12, 14]), bold=rng.random() < 0.5, i=i)
+            if rng.random() < 0.4:
+                h = replace(h, level=rng.randint(1, 5), level_source="contents", source="contents")
+            hs.append(h)
+
+        class Random_(Scripted):
+            def predict(self, memory, targets, *, attempt=0, feedback=None):
+                prev = memory.previous_level
+                out = []
+                for _ in targets:
+                    prev = rng.randint(1, prev + 1)
+                    out.append(prev)
+                return LevelPrediction(tuple(out), tuple(0.5 for _ in out))
+
+        for gran in ("heading", "page"):
+            res = assign_levels(None, hs, predictor=Random_({}, max_retries=0), granularity=gran)
+            assert check_levels([h.level for h in res.headings], 0) is None

@@ -13,7 +13,6 @@ imported when a client is built, never at ``import structrag``.
 
 from __future__ import annotations
 
-import email.utils
 import os
 import random
 import threading
@@ -119,6 +118,8 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, float(ra))
     except ValueError:
         pass
+    import email.utils  # here, not at the top: the email package costs every CLI start ~15 ms
+
     try:  # an HTTP date
         when = email.utils.parsedate_to_datetime(ra)
         return max(0.0, when.timestamp() - time.time())
@@ -167,7 +168,7 @@ class ChatClient:
         if not self.model:
             raise ConfigError(
                 "no model name for the vlm / llm backend",
-                hint="pass model=... (CLI: --model) or set STRUCTRAG_MODEL, e.g. Qwen/Qwen2.5-VL-7B-Instruct",
+                hint="pass model=... (CLI: --backend-model) or set STRUCTRAG_MODEL, e.g. Qwen/Qwen2.5-VL-7B-Instruct",
             )
         if timeout is None or timeout <= 0:
             raise ConfigError(f"timeout must be > 0 seconds, got {timeout!r}")
@@ -287,7 +288,7 @@ class ChatClient:
             if status in (401, 403):
                 hint = "check --api-key / OPENAI_API_KEY"
             elif status == 404:
-                hint = f"check --model ({self.model!r}) and --base-url"
+                hint = f"check --backend-model ({self.model!r}) and --base-url"
             err = BackendError(last + (f" (after {retries} retries)" if retries else ""), hint=hint)
             err.fatal = fatal  # type: ignore[attr-defined]
             err.http_retries = retries  # type: ignore[attr-defined]

@@ -116,7 +116,10 @@ class PageRenderer:
             try:
                 import pymupdf
 
-                pix = doc.load_page(page).get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
+                from .._pymupdf import MuPDFMessages
+
+                with MuPDFMessages(f"{self.path}, page {page + 1}"):  # to the log, not stdout
+                    pix = doc.load_page(page).get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
             except Exception as exc:
                 raise CorruptPDFError(f"cannot render the page: {exc}", path=self.path, page=page + 1) from None
             img = Image.frombytes("RGB", (pix.width, pix.height), pix.samples)

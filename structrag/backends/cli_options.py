@@ -1,8 +1,9 @@
 """Command-line options of the model-server backends, shared by ``structrag toc`` and ``levels``.
 
 :func:`add_backend_arguments` adds ``--backend offline|vlm|llm|whole-document``,
-``--base-url``, ``--model`` (``--backend-model`` on ``levels``, whose
-``--model`` is the LightGBM file), ``--api-key``, ``--timeout``, ``--max-concurrency``,
+``--base-url``, ``--backend-model`` (on ``toc`` also by its old name ``--model``,
+deprecated; on ``levels`` ``--model`` was the LightGBM file, now
+``--level-model``), ``--api-key``, ``--timeout``, ``--max-concurrency``,
 ``--zoom``, ``--image-format``, ``--fallback`` (and ``--stats``,
 ``--granularity``, ``--checkpoint`` where the command has not defined them);
 :func:`predictor_from_args` turns them into the keyword arguments of
@@ -69,11 +70,13 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
                        help="server's OpenAI-compatible API root, e.g. http://localhost:8000/v1 (vLLM) or "
                             "http://localhost:11434/v1 (Ollama) [env STRUCTRAG_BASE_URL, OPENAI_BASE_URL]")
     if not _has(p, "--backend-model"):
-        # `levels` already has --model (its LightGBM file): there the server's model is --backend-model only
-        names = ["--backend-model"] if _has(p, "--model") else ["--model", "--backend-model"]
-        g.add_argument(*names, dest="backend_model", default=None, metavar="NAME",
-                       help="model name as the server knows it, e.g. Qwen/Qwen2.5-VL-7B-Instruct "
-                            "[env STRUCTRAG_MODEL]")
+        from ..cli_flags import add_renamed_option
+
+        # `toc` spelled it --model (kept, deprecated); on `levels` --model was the LightGBM file
+        add_renamed_option(g, "--backend-model", old=() if _has(p, "--model") else ("--model",), old_parser=p,
+                           dest="backend_model", metavar="NAME", meaning="the model name on the server",
+                           help="model name as the server knows it, e.g. Qwen/Qwen2.5-VL-7B-Instruct "
+                                "[env STRUCTRAG_MODEL]")
     if not _has(p, "--api-key"):
         g.add_argument("--api-key", default=None,
                        help="API key (local servers need none) [env STRUCTRAG_API_KEY, OPENAI_API_KEY]")
@@ -107,7 +110,7 @@ def add_backend_arguments(p: argparse.ArgumentParser) -> None:
                        help="print the accounting: calls, images, tokens, retries, projections, fallbacks")
 
 
-def _fallback(args: argparse.Namespace):
+def _fallback(args: argparse.Namespace, model_path: Any = None):
     """The offline predictor (an instance, built once) answering the steps the server cannot."""
     from ..levels import make_predictor
 
@@ -119,6 +122,11 @@ def _fallback(args: argparse.Namespace):
         name = getattr(args, "predictor", None) or "learned"
         if isinstance(name, str) and name.strip().lower() in BACKENDS[1:]:
             name = "rules"
+    if model_path is not None:  # --level-model: for the learned fallback only
+        if name.strip().lower() != "learned":
+            raise ConfigError(f"--level-model is for the learned predictor, but the fallback is {name!r}",
+                              hint="drop --level-model, or use --fallback learned")
+        return make_predictor(name, model_path=model_path)
     try:
         return make_predictor(name)
     except ModelError as exc:
@@ -155,7 +163,7 @@ def predictor_from_args(args: argparse.Namespace, opts: dict[str, Any] | None = 
     if backend == "vlm":
         options["zoom"] = getattr(args, "zoom", 1.0)
         options["image_format"] = getattr(args, "image_format", "png")
-    opts["fallback"] = _fallback(args)
+    opts["fallback"] = _fallback(args, opts.pop("model_path", None))
     opts["predictor"] = make_predictor(backend, **options)
     for key in ("granularity", "checkpoint"):
         if key not in opts and getattr(args, key, None) is not None:

@@ -9,6 +9,16 @@ raises a :class:`~structrag.errors.BackendError` or stays invalid on a group,
 and projects what is still invalid onto the valid range.  Every heading leaves
 with a level, a ``level_source`` and a ``confidence``.
 
+Headings whose level is already known (by default those from the printed table
+of contents, ``level_source="contents"``) are *fixed*: they are not predicted,
+but recorded in the memory like predicted ones, so the headings around them are
+predicted relative to them (the anchors of the level-wise memory).  A predicted
+heading after a fixed heading of level k is placed deeper than k (the contents
+lists the sections at that level; what it does not list sits below them) unless
+it was predicted at the level of fixed headings with the same look, and
+a fixed level that would break ``1 <= l_i <= l_{i-1} + 1`` is projected.
+Both corrections are counted in the stats.
+
 A checkpoint file (JSON lines: a header, then one line per completed step)
 makes long runs resumable: a rerun with the same file continues after the last
 completed step, and an interruption (Ctrl-C, a dead server) keeps what was
@@ -82,10 +92,13 @@ def _granularity_label(granularity: str | int) -> str:
     return str(granularity)
 
 
-def _headings_digest(headings: Sequence[Heading]) -> str:
+def _headings_digest(headings: Sequence[Heading], fixed: Sequence[int | None] = ()) -> str:
     h = hashlib.sha1()
     for x in headings:
         h.update(f"{x.page}\x1f{x.text}\x1e".encode("utf-8"))
+    if any(f is not None for f in fixed):
+        # fixed levels change the run; without any the digest stays what older checkpoints hold
+        h.update(("fixed:" + ",".join("" if f is None else str(f) for f in fixed)).encode("utf-8"))
     return h.hexdigest()
 
 
@@ -181,11 +194,11 @@ def _resolve(predictor: str | LevelPredictor, options: dict) -> LevelPredictor:
 
 
 def _progress_bar(total: int, enabled: bool | None, desc: str):
-    from tqdm.auto import tqdm
-
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 200
-    return tqdm(total=total, desc=desc, unit="heading", disable=not enabled, leave=False, file=sys.stderr)
+    from .._progress import progress_bar  # no tqdm import for a bar nobody sees
+
+    return progress_bar(total, desc=desc, unit="heading", enabled=enabled)
 
 
 def assign_levels(
@@ -199,11 +212,20 @@ def assign_levels(
     progress: bool | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     fallback: str | LevelPredictor | None = None,
+    fixed_sources: Sequence[str] = ("contents",),
+    floor_after_fixed: bool = True,
     **predictor_options: Any,
 ) -> LevelResult:
     """Give every heading a level with the level-wise memory method.
 
-    ``headings`` are in reading order (their current levels are ignored).
+    ``headings`` are in reading order.  A heading whose ``level`` is set and
+    whose ``level_source`` is in ``fixed_sources`` keeps its level (projected
+    only if it breaks the level rule); it is not predicted but joins the
+    memory, so the others are predicted relative to it.  With
+    ``floor_after_fixed``, a predicted heading after a fixed one of level k
+    gets a level of at least k+1, unless it was predicted at the level of
+    fixed headings that look the same (an unlisted sibling of theirs).  Other
+    headings' current levels are ignored.
     ``predictor`` is a registered name (``learned``, ``rules``, ``font-size``,
     ``size-rank``, ``numbering``, ``vlm``, ...) built with ``predictor_options``,
     or a :class:`~.base.LevelPredictor`.  ``memory`` is a strategy name
@@ -214,11 +236,17 @@ def assign_levels(
     without one, a backend error propagates — the checkpoint keeps the work.
 
     Returns a :class:`LevelResult`; ``stats`` holds counts (steps, retries,
-    invalid answers, projected headings, fallback steps, resumed steps), the
-    merged ``usage`` of model-backed predictors, per-source counts and timing.
+    invalid answers, projected headings, fallback steps, resumed steps, fixed
+    headings, fixed levels projected, predicted levels raised below a fixed
+    heading), the merged ``usage`` of model-backed predictors, per-source
+    counts and timing.
     """
     t0 = time.perf_counter()
     headings = tuple(headings)
+    keep = frozenset(fixed_sources)
+    fixed: list[int | None] = [
+        int(h.level) if h.level is not None and h.level_source in keep else None for h in headings
+    ]
     pred = _resolve(predictor, predictor_options)
     fb = _resolve(fallback, {}) if fallback is not None else None
     strategy = make_memory(memory, seed=seed)
@@ -237,6 +265,9 @@ def assign_levels(
         "projected": 0,
         "fallback_steps": 0,
         "backend_errors": 0,
+        "fixed": sum(1 for f in fixed if f is not None),
+        "fixed_projected": 0,
+        "raised_below_fixed": 0,
         "usage": {},
         "sources": {},
     }
@@ -250,7 +281,7 @@ def assign_levels(
         header = {
             "format": CHECKPOINT_FORMAT,
             "document": document.sha1 if document is not None else None,
-            "headings_sha1": _headings_digest(headings),
+            "headings_sha1": _headings_digest(headings, fixed),
             "n_headings": len(headings),
             "predictor": pred.name,
             "memory": repr(strategy),
@@ -280,16 +311,67 @@ def assign_levels(
 
     bar = _progress_bar(len(headings), progress, document.name if document is not None else "levels")
     bar.update(len(out_levels))
+    # level of the last fixed heading so far (0: none yet); a resumed run recovers it from the done part
+    last_fixed = next((out_levels[i] for i in range(len(out_levels) - 1, -1, -1) if fixed[i] is not None), 0)
+    # the look of each fixed level: a predicted heading that looks like the fixed headings of the level it
+    # was given is an unlisted sibling of theirs (an entry the contents lost), not a sub-section
+    looks: list[tuple] = []
+    fixed_look: dict[tuple, int] = {}
+    if floor_after_fixed and any(f is not None for f in fixed):
+        from .style import describe, style_key
+
+        # the look includes the numbering scheme: "（一）" set like "一、" is still one level down
+        looks = [(style_key(x), x.numbering.scheme if x.numbering is not None else None)
+                 for x in describe(document, headings)]
+        for i in range(len(out_levels)):
+            if fixed[i] is not None:
+                fixed_look.setdefault(looks[i], out_levels[i])
     if ckpt is not None:
         ckpt.open()
     try:
         for s in range(done_steps, len(steps)):
             a, b = steps[s]
-            targets = headings[a:b]
-            mem = strategy.build(state, s)
-            levels, sources, confs, usage = _predict_step(pred, fb, mem, targets, stats, doc_name)
-            for lv in levels:
-                state.push(lv)
+            levels, sources, confs = [], [], []
+            usage: dict = {}
+            i = a
+            while i < b:
+                if fixed[i] is not None:
+                    lv = min(max(fixed[i], 1), state.previous_level + 1)  # type: ignore[type-var]
+                    if lv != fixed[i]:
+                        stats["fixed_projected"] += 1
+                    state.push(lv)
+                    last_fixed = lv
+                    if looks:
+                        fixed_look.setdefault(looks[i], lv)
+                    levels.append(lv)
+                    sources.append(headings[i].level_source or "fixed")
+                    confs.append(1.0 if headings[i].confidence is None else float(headings[i].confidence))
+                    i += 1
+                    continue
+                j = i
+                while j < b and fixed[j] is None:
+                    j += 1
+                # the targets between fixed headings: predicted with the memory that holds the fixed ones
+                mem = strategy.build(state, s)
+                lvs, srcs, cfs, use = _predict_step(pred, fb, mem, headings[i:j], stats, doc_name)
+                if floor_after_fixed and last_fixed:
+                    raised, prev = [], state.previous_level
+                    for k, lv in enumerate(lvs):
+                        if fixed_look.get(looks[i + k]) == lv:
+                            last_fixed = lv  # an unlisted sibling of listed sections: it anchors what follows
+                        else:
+                            lv = max(lv, min(last_fixed + 1, prev + 1))
+                        raised.append(lv)
+                        prev = lv
+                    stats["raised_below_fixed"] += sum(1 for x, y in zip(lvs, raised) if x != y)
+                    lvs = raised
+                for lv in lvs:
+                    state.push(lv)
+                levels.extend(lvs)
+                sources.extend(srcs)
+                confs.extend(cfs)
+                _merge_usage(usage, use)
+                i = j
             out_levels.extend(levels)
             out_sources.extend(sources)
             out_conf.extend(confs)

@@ -9,7 +9,9 @@ winner's share of the candidates' probabilities.
 
 The model ships in the package (``structrag/levels/models/levels.txt``,
 LightGBM's text format, with ``levels.json`` beside it: feature names, seed,
-training data hashes); ``structrag train-levels`` makes a new one.
+training data hashes); ``structrag train-levels`` makes a new one.  Prediction
+reads the text file with :mod:`structrag.gbdt` (numpy), so parsing a PDF does
+not import lightgbm; training does.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .base import LevelPrediction, Memory, PredictionContext
 from .features import FEATURE_NAMES, View, candidate_rows
 from .style import DocStyles, HeadingInfo, describe
 
-__all__ = ["LearnedPredictor", "default_model_path", "load_booster", "MODEL_NAME"]
+__all__ = ["LearnedPredictor", "default_model_path", "load_model", "load_booster", "MODEL_NAME"]
 
 MODEL_NAME = "levels.txt"
 
@@ -36,26 +38,52 @@ def default_model_path() -> Path:
     return Path(str(resources.files("structrag.levels").joinpath("models", MODEL_NAME)))
 
 
-def load_booster(path: str | os.PathLike[str]):
-    """A LightGBM Booster from a text model file, checked against the feature set."""
-    import lightgbm as lgb
-
-    p = Path(path)
+def _check_file(p: Path) -> None:
     if not p.is_file():
         raise ModelError("level model file not found", path=p,
                          hint="reinstall structrag, or train one with `structrag train-levels`")
-    try:
-        booster = lgb.Booster(model_file=str(p))
-    except Exception as exc:  # LightGBM raises LightGBMError / ValueError on bad files
-        raise ModelError(f"not a LightGBM text model: {exc}", path=p) from None
-    names = tuple(booster.feature_name())
-    if names != FEATURE_NAMES:
+
+
+def _check_features(names: Sequence[str], p: Path) -> None:
+    if tuple(names) != FEATURE_NAMES:
         raise ModelError(
             f"model was trained on {len(names)} features that do not match this structrag's "
             f"{len(FEATURE_NAMES)} level features",
             path=p,
             hint="retrain it with `structrag train-levels` for this version",
         )
+
+
+def load_model(path: str | os.PathLike[str]):
+    """The level model at ``path`` for prediction, checked against the feature set.
+
+    A :class:`structrag.gbdt.TreeEnsemble` (numpy; lightgbm is not imported,
+    which saves ~2 s of start-up), or a LightGBM Booster for a model the numpy
+    evaluator does not implement (linear trees).
+    """
+    from ..gbdt import TreeEnsemble, UnsupportedModel
+
+    p = Path(path)
+    _check_file(p)
+    try:
+        model = TreeEnsemble.from_file(p)
+    except UnsupportedModel:
+        return load_booster(p)
+    _check_features(model.feature_names, p)
+    return model
+
+
+def load_booster(path: str | os.PathLike[str]):
+    """A LightGBM Booster from a text model file, checked against the feature set (imports lightgbm)."""
+    import lightgbm as lgb
+
+    p = Path(path)
+    _check_file(p)
+    try:
+        booster = lgb.Booster(model_file=str(p))
+    except Exception as exc:  # LightGBM raises LightGBMError / ValueError on bad files
+        raise ModelError(f"not a LightGBM text model: {exc}", path=p) from None
+    _check_features(booster.feature_name(), p)
     return booster
 
 
@@ -77,7 +105,8 @@ class LearnedPredictor:
             raise ConfigError(f"unknown probe {probe!r}", hint='use "argmax" or "root-to-leaf"')
         self.model_path = Path(model_path) if model_path is not None else default_model_path()
         self.probe = probe
-        self._booster = booster if booster is not None else load_booster(self.model_path)
+        # a Booster passed in (training, benchmarks) or the model file read by numpy (load_model)
+        self._booster = booster if booster is not None else load_model(self.model_path)
         self._infos: list[HeadingInfo] = []
         self._styles: DocStyles | None = None
 
@@ -88,8 +117,13 @@ class LearnedPredictor:
     def _scores(self, rows: list[list[float]]):
         import numpy as np
 
+        from ..gbdt import TreeEnsemble
+
+        X = np.asarray(rows, dtype=np.float64)
+        if isinstance(self._booster, TreeEnsemble):
+            return self._booster.predict(X)
         # one thread: a handful of rows per call, where OpenMP start-up costs more than it saves
-        return self._booster.predict(np.asarray(rows, dtype=np.float64), num_threads=1)
+        return self._booster.predict(X, num_threads=1)
 
     def predict(self, memory: Memory, targets: Sequence[Heading], *, attempt: int = 0,
                 feedback: str | None = None) -> LevelPrediction:

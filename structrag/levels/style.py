@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..model import Document, Heading, Numbering
-from ..numbering import parse_numbering
+from ..numbering import parse_numbering, word_number
 
 __all__ = ["HeadingInfo", "DocStyles", "describe", "font_family", "style_key", "strength", "luminance"]
 
@@ -31,22 +31,6 @@ def font_family(font: str) -> str:
     f = _SUFFIX.sub("", f)
     f = re.sub(r"(mt|ps|std|pro)$", "", f.lower())
     return f.strip("-, ")
-
-
-_WORD_NUM = re.compile(r"^([A-Z][A-Za-z]{2,14})\s+(\d{1,2}(?:\.\d{1,3}){0,4})(?:[.:)]|\s|$)")
-_NOT_LABELS = {"The", "In", "On", "At", "For", "Our", "From", "To", "By", "Of", "And", "With", "Since", "Over",
-               "Fiscal", "Year", "Years", "Fy", "Q", "Quarter", "Page", "Table", "Figure", "Exhibit", "Form"}
-
-
-def _word_number(text: str) -> Numbering | None:
-    """A number after a label word ("Strategy 1.1.1", "Goal 2", "Objective 3.2"), the scheme ``word-decimal``."""
-    m = _WORD_NUM.match(text.strip())
-    if not m or m.group(1) in _NOT_LABELS:
-        return None
-    vals = tuple(int(x) for x in m.group(2).split("."))
-    if vals[0] > 99:
-        return None
-    return Numbering(scheme="word-decimal", values=vals, label=m.group(0).strip())
 
 
 def _caps(text: str) -> bool:
@@ -122,7 +106,7 @@ def describe(document: Document | None, headings: Sequence[Heading]) -> list[Hea
         if num is None and printed is not h.text:
             num, _ = parse_numbering(printed)
         if num is None:
-            num = _word_number(h.text) or (_word_number(printed) if printed is not h.text else None)
+            num = word_number(h.text) or (word_number(printed) if printed is not h.text else None)
         has_style = h.bbox is not None and h.size > 0
         if h.bbox is not None and pw > 0 and ph > 0:
             x0 = h.bbox[0] / pw

@@ -1,0 +1,491 @@
+"""Leave-one-family-out figures for heading trees (issue 13): the headline for documents nobody tuned for.
+
+Every outline-bearing PDF of ``../shared/data`` is a reference document: the 17 of ``headings/``
+(their cleaned ``.toc.json``) and the PDFs of ``retrieval/``, ``longdoc/`` and ``prospectus-zh/``
+whose own bookmarks have at least 8 entries, of which at least half are printed on their pages
+(editorial outlines — an earnings release whose bookmarks name exhibits nobody printed — teach
+nothing about printed headings and are listed as skipped).  Each belongs to a *family*, one
+publisher's template (``eval/data/families.json``; longdoc's own family labels otherwise): one
+company's filings, one agency's reports, one manual series, one paper template.
+
+For each family the learned level model is trained on the documents of every *other* family
+(DAgger cross-fitting included) and scored on the family's documents, so no figure here comes
+from a model that saw the family.  Training sources are compared (issue 13, item 4):
+
+* ``headings``: the 17 documents of ``headings/`` (what the shipped model trains on today);
+* ``outlines``: plus every other outline-bearing PDF (filings, papers, manuals, a prospectus);
+* ``contents``: plus pseudo-labels — the PDFs without a usable outline, their headings and levels read
+  off their printed contents page (:func:`structrag.contents.read_contents`); they only ever train.
+
+Scored, per family and pooled by group (business / manual / paper):
+
+* level-only Micro-STEDS (reference headings given, levels predicted) for the leave-one-family-out
+  models, today's shipped model (in-sample on ``headings/``: flagged), and the baselines a user
+  would write — font-size tree, size-rank, rules;
+* end to end from the raw PDF with the outline ignored: heading recall and precision and projected
+  TEDS (predicted headings that match no outline entry dropped), layout only and with the printed
+  contents page allowed (``contents="auto"``) where the library offers it.
+
+Usage::
+
+    python eval/bench_families.py --json eval/reports/families.json --report eval/reports/families.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import inspect
+import json
+import os
+import platform
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from eval.bench_levels import _git_commit, _items, run_level_only  # noqa: E402
+from eval.trees import DocumentScores, pool, score_document  # noqa: E402
+from structrag.extract import file_sha1  # noqa: E402
+from structrag.levels.learned import LearnedPredictor, load_booster  # noqa: E402
+from structrag.levels.training import (  # noqa: E402
+    ReferenceDoc,
+    cached_extract,
+    load_reference_docs,
+    reference_headings,
+    train_model,
+)
+from structrag.model import Document, OutlineEntry  # noqa: E402
+from structrag.outline import normalize_title  # noqa: E402
+
+FAMILIES_FILE = REPO / "eval" / "data" / "families.json"
+EXTRA_FOLDERS = ("retrieval/pdfs", "longdoc/pdfs", "prospectus-zh")
+GROUPS = ("business", "manual", "paper")
+BASELINES = ("font-size", "size-rank", "rules")
+
+
+def _default_data() -> Path:
+    env = os.environ.get("STRUCTRAG_SHARED_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+# ---------------------------------------------------------------------------
+# reference documents and their families
+
+
+def load_families(path: Path = FAMILIES_FILE) -> tuple[dict[str, str], dict[str, str]]:
+    """(doc_id -> family, family -> group) from the project's family file."""
+    d = json.loads(path.read_text(encoding="utf-8"))
+    return dict(d["families"]), dict(d.get("groups", {}))
+
+
+def _page_texts(doc: Document) -> list[str]:
+    return [normalize_title(doc.text[doc.page_offsets[p]: doc.page_offsets[p + 1]]) for p in range(doc.page_count)]
+
+
+def printed_share(doc: Document, entries: Sequence[OutlineEntry]) -> float:
+    """Share of outline titles printed on their page (or the page before or after)."""
+    if not entries:
+        return 0.0
+    pages = _page_texts(doc)
+    hit = 0
+    for e in entries:
+        t = normalize_title(e.title)
+        if t and any(0 <= q < len(pages) and t in pages[q] for q in (e.page, e.page - 1, e.page + 1)):
+            hit += 1
+    return hit / len(entries)
+
+
+def _longdoc_families(data: Path) -> dict[str, str]:
+    out = {}
+    f = data / "longdoc" / "docs.jsonl"
+    if f.is_file():
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                out[Path(r["file"]).stem] = r.get("family", "")
+    return out
+
+
+def collect_references(data: Path, cache: Path | None, *, min_entries: int = 8, min_printed: float = 0.5,
+                       ) -> tuple[list[ReferenceDoc], dict[str, str], list[tuple[str, str]]]:
+    """Every outline-bearing reference document, its family, and the PDFs skipped (with why)."""
+    import pymupdf
+
+    families, groups = load_families()
+    longdoc = _longdoc_families(data)
+    refs = list(load_reference_docs(data / "headings", cache_dir=cache, progress=False))
+    seen = {r.pdf_sha1 for r in refs}
+    skipped: list[tuple[str, str]] = []
+    for folder in EXTRA_FOLDERS:
+        for pdf in sorted((data / folder).glob("*.pdf")):
+            with pymupdf.open(pdf) as d:
+                n = len(d.get_toc())
+            if n < min_entries:
+                continue
+            sha1 = file_sha1(pdf)
+            if sha1 in seen:
+                skipped.append((pdf.stem, "same file as a headings/ document"))
+                continue
+            doc = cached_extract(pdf, sha1=sha1, cache_dir=cache)
+            entries = [e for e in doc.outline if e.title.strip() and 0 <= e.page < doc.page_count]
+            share = printed_share(doc, entries)
+            if share < min_printed:
+                skipped.append((pdf.stem, f"editorial outline: {share:.0%} of {len(entries)} titles printed"))
+                continue
+            seen.add(sha1)
+            fam = families.get(pdf.stem) or longdoc.get(pdf.stem) or pdf.stem
+            hs = reference_headings(doc, entries)
+            toc_sha1 = hashlib.sha1(json.dumps([e.to_dict() for e in entries]).encode()).hexdigest()
+            refs.append(ReferenceDoc(doc_id=pdf.stem, group=groups.get(fam, "business"), document=doc,
+                                     headings=hs, pdf_sha1=sha1, toc_sha1=toc_sha1,
+                                     located=sum(1 for h in hs if h.bbox is not None)))
+    family_of = {r.doc_id: families.get(r.doc_id) or longdoc.get(r.doc_id) or r.doc_id for r in refs}
+    return refs, family_of, skipped
+
+
+def contents_pseudo_references(data: Path, cache: Path | None, exclude_sha1: set[str], *,
+                               min_headings: int = 8) -> tuple[list[ReferenceDoc], dict[str, str]]:
+    """Pseudo-labelled documents: PDFs without a usable outline, headings and levels from their printed contents.
+
+    Only the main contents run's located entries (levels from the contents layout) are kept, and
+    only documents with at least ``min_headings`` of them.  Families: the company of a filing
+    (``retrieval/docs.jsonl``), longdoc's family labels, the prospectus family.
+    """
+    try:
+        from structrag.contents import read_contents
+    except ImportError:
+        return [], {}
+    families, groups = load_families()
+    longdoc = _longdoc_families(data)
+    companies: dict[str, str] = {}
+    f = data / "retrieval" / "docs.jsonl"
+    if f.is_file():
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                companies[Path(r["file"]).stem] = f"{str(r.get('company', '')).lower()}-filings"
+    out: list[ReferenceDoc] = []
+    family_of: dict[str, str] = {}
+    for folder in EXTRA_FOLDERS:
+        for pdf in sorted((data / folder).glob("*.pdf")):
+            sha1 = file_sha1(pdf)
+            if sha1 in exclude_sha1:
+                continue
+            doc = cached_extract(pdf, sha1=sha1, cache_dir=cache)
+            if len(doc.outline) >= 8 and printed_share(doc, doc.outline) >= 0.5:
+                continue  # an outline document: it is a reference already
+            res = read_contents(doc)
+            hs = tuple(h for h in res.headings if h.level_source == "contents" and h.level is not None)
+            if not res.usable or len(hs) < min_headings:
+                continue
+            fam = families.get(pdf.stem) or companies.get(pdf.stem) or longdoc.get(pdf.stem) or pdf.stem
+            toc_sha1 = hashlib.sha1(json.dumps([[h.level, h.text, h.page] for h in hs]).encode()).hexdigest()
+            out.append(ReferenceDoc(doc_id=f"{pdf.stem}#contents", group=groups.get(fam, "business"), document=doc,
+                                    headings=hs, pdf_sha1=sha1, toc_sha1=toc_sha1,
+                                    located=sum(1 for h in hs if h.bbox is not None)))
+            family_of[f"{pdf.stem}#contents"] = fam
+    return out, family_of
+
+
+# ---------------------------------------------------------------------------
+# leave-one-family-out models
+
+
+class FamilyModels:
+    """One learned level model per held-out family, trained on the other families (cached on disk).
+
+    ``sources`` picks the training documents among the others (e.g. only ``headings/``'s).
+    """
+
+    def __init__(self, refs: Sequence[ReferenceDoc], family_of: dict[str, str], cache: Path | None, *,
+                 sources: Callable[[ReferenceDoc], bool], name: str, seed: int = 0) -> None:
+        self.refs = list(refs)
+        self.family_of = family_of
+        self.cache = cache
+        self.sources = sources
+        self.name = name
+        self.seed = seed
+        self._rows: dict = {}
+        self._boosters: dict[str, Any] = {}
+        self.train_seconds = 0.0
+
+    def training_docs(self, held: str) -> list[ReferenceDoc]:
+        return [r for r in self.refs if self.family_of[r.doc_id] != held and self.sources(r)]
+
+    def _key(self, docs: Sequence[ReferenceDoc]) -> str:
+        from structrag.levels.features import FEATURE_NAMES
+
+        h = hashlib.sha1()
+        for r in sorted(docs, key=lambda r: r.doc_id):
+            h.update(f"{r.doc_id}:{r.pdf_sha1}:{r.toc_sha1}:{len(r.headings)}:{r.located}".encode())
+        for f in ("features.py", "style.py", "training.py", "memory.py", "learned.py"):
+            h.update(Path(REPO, "structrag", "levels", f).read_bytes())
+        h.update(",".join(FEATURE_NAMES).encode())
+        h.update(str(self.seed).encode())
+        return h.hexdigest()[:16]
+
+    def booster(self, held: str):
+        if held in self._boosters:
+            return self._boosters[held]
+        docs = self.training_docs(held)
+        path = self.cache / "lofo" / f"{self.name}_{self._key(docs)}.txt" if self.cache is not None else None
+        if path is not None and path.is_file():
+            b = load_booster(path)
+        else:
+            t0 = time.perf_counter()
+            b, _ = train_model(docs, seed=self.seed, rows_cache=self._rows)
+            self.train_seconds += time.perf_counter() - t0
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                b.save_model(str(path))
+        self._boosters[held] = b
+        return b
+
+
+# ---------------------------------------------------------------------------
+# scoring
+
+
+def _pooled(scores: Sequence[DocumentScores]) -> dict:
+    p = pool(scores)
+    return {"n_documents": p.n_documents, "micro_steds": p.micro_steds, "macro_steds": p.macro_steds,
+            "parent_accuracy": p.parent_accuracy, "recall": p.recall, "precision": p.precision,
+            "pruned_micro_steds": p.pruned_micro_steds}
+
+
+def _by_group(refs: Sequence[ReferenceDoc], scores: dict[str, DocumentScores]) -> dict:
+    out = {g: _pooled([scores[r.doc_id] for r in refs if r.group == g and r.doc_id in scores]) for g in GROUPS}
+    out["all"] = _pooled([scores[r.doc_id] for r in refs if r.doc_id in scores])
+    return out
+
+
+def _shipped_in_sample() -> set[str]:
+    """sha1s of the PDFs today's shipped level model was trained on (from its metadata)."""
+    meta = Path(REPO, "structrag", "levels", "models").glob("*.json")
+    out: set[str] = set()
+    for m in meta:
+        try:
+            out |= {d["pdf_sha1"] for d in json.loads(m.read_text()).get("documents", [])}
+        except (ValueError, KeyError):
+            pass
+    return out
+
+
+def level_only(refs, family_of, models: dict[str, FamilyModels], baselines=BASELINES) -> dict:
+    """Level-only scores per predictor: the leave-one-family-out models, the shipped one, baselines."""
+    out: dict[str, Any] = {}
+    predictors: dict[str, Callable[[ReferenceDoc], Any]] = {}
+    for name, fm in models.items():
+        predictors[f"learned/{name}"] = lambda r, fm=fm: LearnedPredictor(booster=fm.booster(family_of[r.doc_id]))
+    predictors["learned/shipped"] = lambda r: "learned"
+    for b in baselines:
+        predictors[b] = lambda r, b=b: b
+    for pname, make in predictors.items():
+        scores: dict[str, DocumentScores] = {}
+        for r in refs:
+            s, _ = run_level_only(r, make(r))
+            scores[r.doc_id] = s
+        out[pname] = {"documents": {k: {"teds": v.teds, "parent_accuracy": v.parent_accuracy, "size": v.size}
+                                    for k, v in scores.items()},
+                      "pooled": _by_group(refs, scores)}
+        p = out[pname]["pooled"]
+        print(f"  level-only {pname:22} business {p['business']['micro_steds']:.3f} "
+              f"manual {p['manual']['micro_steds']:.3f} paper {p['paper']['micro_steds']:.3f}",
+              file=sys.stderr, flush=True)
+    return out
+
+
+def _supports_contents() -> bool:
+    from structrag.pipeline import parse_document
+
+    return "contents" in inspect.signature(parse_document).parameters
+
+
+def end_to_end(refs, family_of, model: FamilyModels, predictors=("learned", "font-size", "size-rank")) -> dict:
+    """From the raw PDF, outline ignored: recall, precision, projected TEDS; layout only and with contents."""
+    from structrag.pipeline import parse_document
+
+    modes = ("ignore", "auto") if _supports_contents() else ("ignore",)
+    out: dict[str, Any] = {}
+    for mode in modes:
+        for name in predictors:
+            scores: dict[str, DocumentScores] = {}
+            sources: dict[str, dict[str, int]] = {}
+            for r in refs:
+                pred = LearnedPredictor(booster=model.booster(family_of[r.doc_id])) if name == "learned" else name
+                kw = {"contents": mode} if len(modes) > 1 else {}
+                parsed = parse_document(r.document, outline="ignore", predictor=pred, progress=False, **kw)
+                scores[r.doc_id] = score_document(_items(parsed.headings), _items(r.headings),
+                                                  protocol="end-to-end", name=r.doc_id)
+                count: dict[str, int] = defaultdict(int)
+                for h in parsed.headings:
+                    count[h.source] += 1
+                sources[r.doc_id] = dict(count)
+            key = f"{name}/contents={mode}"
+            out[key] = {
+                "documents": {k: {"recall": v.recall, "precision": v.precision, "pruned_teds": v.pruned_teds,
+                                  "n_pred": v.n_pred, "n_ref": v.n_ref, "sources": sources[k]}
+                              for k, v in scores.items()},
+                "pooled": _by_group(refs, scores),
+            }
+            p = out[key]["pooled"]
+            print(f"  end-to-end {key:28} business recall {p['business']['recall']:.3f} "
+                  f"projected {p['business']['pruned_micro_steds']:.3f}", file=sys.stderr, flush=True)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# report
+
+
+def _f(x: Any) -> str:
+    return "—" if x is None or (isinstance(x, float) and x != x) else f"{x:.3f}"
+
+
+def write_report(res: dict, path: Path) -> None:
+    L: list[str] = []
+    L += ["# Heading trees, leave one family out (issue 13)", "",
+          f"Command: `{res['command']}` — commit `{res['commit']}`, {res['date']}, {res['machine']}.", "",
+          "Every learned figure comes from a model that never saw the scored document's family "
+          "(publisher/template). Reference = the PDF outline (partial trees: precision is a lower bound).", ""]
+    L += ["## Documents and families", "", "| document | family | group | headings | located | pages |",
+          "|---|---|---|---:|---:|---:|"]
+    for d in res["documents"]:
+        L.append(f"| {d['doc_id']} | {d['family']} | {d['group']} | {d['headings']} | {d['located']} | {d['pages']} |")
+    if res["skipped"]:
+        L += ["", "Skipped: " + "; ".join(f"{a} ({b})" for a, b in res["skipped"]) + "."]
+    if res.get("pseudo_labelled"):
+        L += ["", f"Pseudo-labelled from printed contents (training only, variant `contents`): "
+              f"{len(res['pseudo_labelled'])} documents — "
+              + ", ".join(f"{d['doc_id'].split('#')[0]} ({d['headings']} headings, depth {d['depth']})"
+                          for d in res["pseudo_labelled"]) + "."]
+    L += ["", "## Level-only, Micro-STEDS (reference headings given)", "",
+          "| predictor | business | manual | paper | all | business parent acc. |", "|---|---:|---:|---:|---:|---:|"]
+    for name, d in res["level_only"].items():
+        p = d["pooled"]
+        flag = " (in-sample on headings/)" if name == "learned/shipped" else ""
+        L.append(f"| {name}{flag} | {_f(p['business']['micro_steds'])} | {_f(p['manual']['micro_steds'])} | "
+                 f"{_f(p['paper']['micro_steds'])} | {_f(p['all']['micro_steds'])} | "
+                 f"{_f(p['business']['parent_accuracy'])} |")
+    L += ["", "Per held-out family (level-only Micro-STEDS of the family's documents):", "",
+          "| family | documents | " + " | ".join(res["level_only"]) + " |",
+          "|---|---:|" + "---:|" * len(res["level_only"])]
+    fams: dict[str, list[str]] = defaultdict(list)
+    for d in res["documents"]:
+        fams[d["family"]].append(d["doc_id"])
+    for fam, ids in sorted(fams.items()):
+        cells = []
+        for name, d in res["level_only"].items():
+            docs = d["documents"]
+            size = sum(docs[i]["size"] for i in ids)
+            ted = sum((1 - docs[i]["teds"]) * docs[i]["size"] for i in ids)
+            cells.append(_f(1 - ted / size if size else float("nan")))
+        L.append(f"| {fam} | {len(ids)} | " + " | ".join(cells) + " |")
+    e2e = res.get("end_to_end", {})
+    if e2e:
+        L += ["", "## End to end, outline ignored (layout only vs printed contents allowed)", "",
+              "| predictor / contents | business recall | business precision | business projected Micro-STEDS | "
+              "manual recall | manual projected | paper recall | paper projected |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for name, d in e2e.items():
+            p = d["pooled"]
+            L.append(f"| {name} | {_f(p['business']['recall'])} | {_f(p['business']['precision'])} | "
+                     f"{_f(p['business']['pruned_micro_steds'])} | {_f(p['manual']['recall'])} | "
+                     f"{_f(p['manual']['pruned_micro_steds'])} | {_f(p['paper']['recall'])} | "
+                     f"{_f(p['paper']['pruned_micro_steds'])} |")
+        keys = [k for k in e2e if k.startswith("learned/")]
+        L += ["", "Per document (learned, leave-one-family-out): recall / precision / projected TEDS", "",
+              "| document | family | " + " | ".join(keys) + " | heading sources (contents=auto) |",
+              "|---|---|" + "---|" * len(keys) + "---|"]
+        for d in res["documents"]:
+            cells = []
+            for k in keys:
+                x = e2e[k]["documents"][d["doc_id"]]
+                cells.append(f"{_f(x['recall'])} / {_f(x['precision'])} / {_f(x['pruned_teds'])}")
+            src = e2e[keys[-1]]["documents"][d["doc_id"]]["sources"]
+            L.append(f"| {d['doc_id']} | {d['family']} | " + " | ".join(cells) + " | "
+                     + ", ".join(f"{a} {b}" for a, b in sorted(src.items())) + " |")
+        for label, sel in (("the 11 business documents of headings/ (the issue's target set)",
+                            lambda d: d["group"] == "business" and d["in_headings"]),
+                           ("every business document", lambda d: d["group"] == "business"),
+                           ("every document", lambda d: True)):
+            macro = {}
+            for k in e2e:
+                rs = [e2e[k]["documents"][d["doc_id"]]["recall"] for d in res["documents"] if sel(d)]
+                ps = [e2e[k]["documents"][d["doc_id"]]["precision"] for d in res["documents"] if sel(d)]
+                macro[k] = (sum(rs) / len(rs), sum(ps) / len(ps)) if rs else (float("nan"), float("nan"))
+            L += ["", f"Macro heading recall / precision over {label}: "
+                  + "; ".join(f"{k} **{_f(v[0])}** / {_f(v[1])}" for k, v in macro.items()) + "."]
+    L += ["", f"Training time of the leave-one-family-out models: {res['train_seconds']:.0f} s; "
+          f"whole run {res['total_seconds']:.0f} s."]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(L) + "\n", encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=_default_data(), help="the shared data folder")
+    ap.add_argument("--cache", default=str(REPO / ".cache" / "levels"))
+    ap.add_argument("--sources", default="headings,outlines,contents",
+                    help="training-source variants to compare (headings, outlines, contents)")
+    ap.add_argument("--end-to-end-model", default="outlines", help="which variant runs end to end")
+    ap.add_argument("--no-end-to-end", action="store_true")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--report", default=None)
+    args = ap.parse_args(argv)
+    if not (args.data / "headings" / "manifest.jsonl").is_file():
+        print(f"no headings/manifest.jsonl under {args.data}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    cache = Path(args.cache) if args.cache else None
+    refs, family_of, skipped = collect_references(args.data, cache)
+    headings_ids = {json.loads(x)["doc_id"] for x in
+                    (args.data / "headings" / "manifest.jsonl").read_text().splitlines() if x.strip()}
+    wanted = [v for v in args.sources.split(",") if v]
+    pseudo: list[ReferenceDoc] = []
+    if "contents" in wanted:
+        pseudo, pseudo_families = contents_pseudo_references(args.data, cache, {r.pdf_sha1 for r in refs})
+        family_of.update(pseudo_families)
+    pseudo_ids = {r.doc_id for r in pseudo}
+    variants = {
+        "headings": lambda r: r.doc_id in headings_ids,
+        "outlines": lambda r: r.doc_id not in pseudo_ids,
+        "contents": lambda r: True,
+    }
+    # the pseudo-labelled documents only ever train; every score is on outline documents
+    models = {v: FamilyModels(refs + pseudo, family_of, cache, sources=variants[v], name=v) for v in wanted}
+    res: dict[str, Any] = {
+        "command": "python eval/bench_families.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "commit": _git_commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared), Python {platform.python_version()}",
+        "documents": [{"doc_id": r.doc_id, "family": family_of[r.doc_id], "group": r.group,
+                       "in_headings": r.doc_id in headings_ids,
+                       "headings": len(r.headings), "located": r.located, "pages": r.document.page_count}
+                      for r in refs],
+        "skipped": skipped,
+        "pseudo_labelled": [{"doc_id": r.doc_id, "family": family_of[r.doc_id], "headings": len(r.headings),
+                             "depth": max(int(h.level) for h in r.headings)} for r in pseudo],
+        "shipped_in_sample": sorted(r.doc_id for r in refs if r.pdf_sha1 in _shipped_in_sample()),
+    }
+    res["level_only"] = level_only(refs, family_of, models)
+    if not args.no_end_to_end:
+        res["end_to_end"] = end_to_end(refs, family_of, models[args.end_to_end_model])
+    res["train_seconds"] = sum(m.train_seconds for m in models.values())
+    res["total_seconds"] = time.perf_counter() - t0
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(res, indent=2, default=float) + "\n", encoding="utf-8")
+    if args.report:
+        write_report(res, Path(args.report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
