@@ -42,6 +42,7 @@ import platform
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -52,6 +53,7 @@ if str(REPO) not in sys.path:
 from eval.bench_levels import _git_commit, _items, run_level_only  # noqa: E402
 from eval.trees import DocumentScores, pool, score_document  # noqa: E402
 from structrag.extract import file_sha1  # noqa: E402
+from structrag.levels.base import project_levels  # noqa: E402
 from structrag.levels.learned import LearnedPredictor, load_booster  # noqa: E402
 from structrag.levels.training import (  # noqa: E402
     ReferenceDoc,
@@ -184,6 +186,9 @@ def contents_pseudo_references(data: Path, cache: Path | None, exclude_sha1: set
             hs = tuple(h for h in res.headings if h.level_source == "contents" and h.level is not None)
             if not res.usable or len(hs) < min_headings:
                 continue
+            # entries that were not located leave gaps: make the levels a valid sequence again
+            levels = project_levels([int(h.level) for h in hs], 0)
+            hs = tuple(replace(h, level=lv) for h, lv in zip(hs, levels))
             fam = families.get(pdf.stem) or companies.get(pdf.stem) or longdoc.get(pdf.stem) or pdf.stem
             toc_sha1 = hashlib.sha1(json.dumps([[h.level, h.text, h.page] for h in hs]).encode()).hexdigest()
             out.append(ReferenceDoc(doc_id=f"{pdf.stem}#contents", group=groups.get(fam, "business"), document=doc,

@@ -345,7 +345,7 @@ def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
             if key is not None:
                 numbered.append((b, s, why, key[0], key[1]))
     if numbered:
-        scored = _continue_sequences(document, scored, numbered)
+        scored = _continue_sequences(document, body, scored, numbered)
 
     heads: list[Heading] = []
     i = 0
@@ -420,6 +420,7 @@ def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | N
 
 def _continue_sequences(
     document: Document,
+    body: BodyStyle,
     scored: list[tuple[Block, float, tuple[str, ...]]],
     numbered: list[tuple[Block, float, tuple[str, ...], tuple, int]],
 ) -> list[tuple[Block, float, tuple[str, ...]]]:
@@ -439,7 +440,6 @@ def _continue_sequences(
         key_of[b.index] = key
         runs[key].append((b.index, value))
     # styled headings join the runs of their key, as anchors
-    body = body_style(document)
     for b, _, _ in scored:
         if b.index in key_of:
             continue
