@@ -59,11 +59,10 @@ from structrag.levels.training import (  # noqa: E402
     ReferenceDoc,
     cached_extract,
     load_reference_docs,
-    reference_headings,
+    outline_reference_docs,
+    printed_share,
     train_model,
 )
-from structrag.model import Document, OutlineEntry  # noqa: E402
-from structrag.outline import normalize_title  # noqa: E402
 
 FAMILIES_FILE = REPO / "eval" / "data" / "families.json"
 EXTRA_FOLDERS = ("retrieval/pdfs", "longdoc/pdfs", "prospectus-zh")
@@ -86,23 +85,6 @@ def load_families(path: Path = FAMILIES_FILE) -> tuple[dict[str, str], dict[str,
     return dict(d["families"]), dict(d.get("groups", {}))
 
 
-def _page_texts(doc: Document) -> list[str]:
-    return [normalize_title(doc.text[doc.page_offsets[p]: doc.page_offsets[p + 1]]) for p in range(doc.page_count)]
-
-
-def printed_share(doc: Document, entries: Sequence[OutlineEntry]) -> float:
-    """Share of outline titles printed on their page (or the page before or after)."""
-    if not entries:
-        return 0.0
-    pages = _page_texts(doc)
-    hit = 0
-    for e in entries:
-        t = normalize_title(e.title)
-        if t and any(0 <= q < len(pages) and t in pages[q] for q in (e.page, e.page - 1, e.page + 1)):
-            hit += 1
-    return hit / len(entries)
-
-
 def _longdoc_families(data: Path) -> dict[str, str]:
     out = {}
     f = data / "longdoc" / "docs.jsonl"
@@ -117,36 +99,16 @@ def _longdoc_families(data: Path) -> dict[str, str]:
 def collect_references(data: Path, cache: Path | None, *, min_entries: int = 8, min_printed: float = 0.5,
                        ) -> tuple[list[ReferenceDoc], dict[str, str], list[tuple[str, str]]]:
     """Every outline-bearing reference document, its family, and the PDFs skipped (with why)."""
-    import pymupdf
 
     families, groups = load_families()
     longdoc = _longdoc_families(data)
     refs = list(load_reference_docs(data / "headings", cache_dir=cache, progress=False))
-    seen = {r.pdf_sha1 for r in refs}
-    skipped: list[tuple[str, str]] = []
-    for folder in EXTRA_FOLDERS:
-        for pdf in sorted((data / folder).glob("*.pdf")):
-            with pymupdf.open(pdf) as d:
-                n = len(d.get_toc())
-            if n < min_entries:
-                continue
-            sha1 = file_sha1(pdf)
-            if sha1 in seen:
-                skipped.append((pdf.stem, "same file as a headings/ document"))
-                continue
-            doc = cached_extract(pdf, sha1=sha1, cache_dir=cache)
-            entries = [e for e in doc.outline if e.title.strip() and 0 <= e.page < doc.page_count]
-            share = printed_share(doc, entries)
-            if share < min_printed:
-                skipped.append((pdf.stem, f"editorial outline: {share:.0%} of {len(entries)} titles printed"))
-                continue
-            seen.add(sha1)
-            fam = families.get(pdf.stem) or longdoc.get(pdf.stem) or pdf.stem
-            hs = reference_headings(doc, entries)
-            toc_sha1 = hashlib.sha1(json.dumps([e.to_dict() for e in entries]).encode()).hexdigest()
-            refs.append(ReferenceDoc(doc_id=pdf.stem, group=groups.get(fam, "business"), document=doc,
-                                     headings=hs, pdf_sha1=sha1, toc_sha1=toc_sha1,
-                                     located=sum(1 for h in hs if h.bbox is not None)))
+    pdfs = [pdf for folder in EXTRA_FOLDERS for pdf in sorted((data / folder).glob("*.pdf"))]
+    extra, skipped = outline_reference_docs(pdfs, cache_dir=cache, min_entries=min_entries,
+                                            min_printed=min_printed, skip_sha1={r.pdf_sha1 for r in refs})
+    for r in extra:
+        fam = families.get(r.doc_id) or longdoc.get(r.doc_id) or r.doc_id
+        refs.append(replace(r, group=groups.get(fam, "business")))
     family_of = {r.doc_id: families.get(r.doc_id) or longdoc.get(r.doc_id) or r.doc_id for r in refs}
     return refs, family_of, skipped
 

@@ -60,6 +60,9 @@ def register(sub: Any) -> None:
                    help="rounds of training on the model's own states (default: the tuned value)")
     t.add_argument("--docs", nargs="*", default=None, metavar="DOC_ID", help="train on these documents only")
     t.add_argument("--exclude", nargs="*", default=(), metavar="DOC_ID", help="documents to leave out")
+    t.add_argument("--also", nargs="*", default=(), metavar="PDF_OR_DIR",
+                   help="more training documents: PDFs (or folders of PDFs) with their own bookmarks; those "
+                   "with fewer than 8 entries or an editorial outline (under half its titles printed) are skipped")
     t.add_argument("--cache", default=None, help="folder to cache extracted documents in")
     t.set_defaults(func=_train)
 
@@ -173,6 +176,17 @@ def _train(args: argparse.Namespace) -> int:
     if unknown:
         raise ConfigError("unknown doc_id(s) in --exclude: " + ", ".join(sorted(unknown)))
     refs = [r for r in refs if r.doc_id not in excluded]
+    if args.also:
+        from .levels.training import outline_reference_docs
+
+        pdfs: list[Path] = []
+        for a in args.also:
+            p = Path(a)
+            pdfs.extend(sorted(p.glob("*.pdf")) if p.is_dir() else [p])
+        extra, skipped = outline_reference_docs(pdfs, cache_dir=args.cache, skip_sha1={r.pdf_sha1 for r in refs})
+        for name, why in skipped:
+            print(f"skipped {name}: {why}", file=sys.stderr)
+        refs += [r for r in extra if r.doc_id not in excluded]
     rounds = args.rounds if args.rounds is not None else DEFAULT_ROUNDS
     dagger = args.dagger_rounds if args.dagger_rounds is not None else DEFAULT_DAGGER_ROUNDS
     booster, meta = train_model(refs, seed=args.seed, rounds=rounds, dagger_rounds=dagger)

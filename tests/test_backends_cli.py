@@ -110,8 +110,11 @@ def test_ctrl_c_mid_document_then_rerun_continues(pdf, tmp_path):
             "--backend", "vlm", "--zoom", "0.4", "--backend-model", "m", "--fallback", "none", "--checkpoint", str(ckpt)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with OpenAIServer(interrupting) as srv:
+        # a shell starts background jobs with SIGINT ignored, and children inherit that: give the
+        # child the default disposition so that Python installs its KeyboardInterrupt handler
         proc = subprocess.Popen(argv + ["--base-url", srv.base_url], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+                                stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         holder["proc"] = proc
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

@@ -45,6 +45,8 @@ __all__ = [
     "oracle_level",
     "oracle_rows",
     "cached_extract",
+    "printed_share",
+    "outline_reference_docs",
 ]
 
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -185,6 +187,76 @@ def load_reference_docs(
                                 pdf_sha1=sha1, toc_sha1=_file_sha1(toc),
                                 located=sum(1 for h in hs if h.bbox is not None)))
     return out
+
+
+def printed_share(document: Document, entries: Sequence[OutlineEntry]) -> float:
+    """Share of outline titles printed on their page (or the page before or after).
+
+    Low for editorial outlines — an earnings release whose bookmarks name exhibits that nobody
+    printed — which teach nothing about printed headings.
+    """
+    from ..outline import normalize_title
+
+    if not entries:
+        return 0.0
+    offs = document.page_offsets
+    pages = [normalize_title(document.text[offs[p]: offs[p + 1]]) for p in range(document.page_count)]
+    hit = 0
+    for e in entries:
+        t = normalize_title(e.title)
+        if t and any(0 <= q < len(pages) and t in pages[q] for q in (e.page, e.page - 1, e.page + 1)):
+            hit += 1
+    return hit / len(entries)
+
+
+def outline_reference_docs(
+    pdfs: Iterable[str | os.PathLike[str]],
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    min_entries: int = 8,
+    min_printed: float = 0.5,
+    skip_sha1: Iterable[str] = (),
+    group: str = "",
+) -> tuple[list[ReferenceDoc], list[tuple[str, str]]]:
+    """Reference documents from PDFs' own bookmarks, and the PDFs skipped with the reason.
+
+    A PDF is used when its outline has at least ``min_entries`` entries on pages of the file and
+    at least ``min_printed`` of their titles are printed on their pages; a PDF whose sha1 is in
+    ``skip_sha1`` (already a reference, under another name) is skipped.
+    """
+    seen = set(skip_sha1)
+    out: list[ReferenceDoc] = []
+    skipped: list[tuple[str, str]] = []
+    import pymupdf
+
+    for pdf in map(Path, pdfs):
+        try:
+            with pymupdf.open(pdf) as d:  # counting bookmarks is cheap; extracting is not
+                n = len(d.get_toc())
+        except Exception as exc:
+            skipped.append((pdf.stem, f"cannot be opened ({exc})"))
+            continue
+        if n < min_entries:
+            continue
+        sha1 = _file_sha1(pdf)
+        if sha1 in seen:
+            skipped.append((pdf.stem, "same file as another reference document"))
+            continue
+        doc = cached_extract(pdf, sha1=sha1, cache_dir=Path(cache_dir) if cache_dir is not None else None)
+        entries = [e for e in doc.outline if e.title.strip() and 0 <= e.page < doc.page_count]
+        if len(entries) < min_entries:
+            skipped.append((pdf.stem, f"outline of {len(entries)} entries"))
+            continue
+        share = printed_share(doc, entries)
+        if share < min_printed:
+            skipped.append((pdf.stem, f"editorial outline: {share:.0%} of {len(entries)} titles printed"))
+            continue
+        seen.add(sha1)
+        hs = reference_headings(doc, entries)
+        toc_sha1 = hashlib.sha1(json.dumps([e.to_dict() for e in entries]).encode()).hexdigest()
+        out.append(ReferenceDoc(doc_id=pdf.stem, group=group, document=doc, headings=hs, pdf_sha1=sha1,
+                                toc_sha1=toc_sha1, located=sum(1 for h in hs if h.bbox is not None)))
+    return out, skipped
 
 
 def training_rows(ref: ReferenceDoc, memory: str = "recent", seed: int = 0):
