@@ -1,0 +1,571 @@
+"""Nested leave-one-family-out: the ranker's configuration chosen without looking at the held-out family.
+
+    nice -n 10 python eval/bench_nested.py prepare        # features + baselines, cached (.cache/gen/nested-*)
+    nice -n 10 python eval/bench_nested.py run [--jobs 2] [--inner-folds 4]
+    python eval/bench_nested.py render                    # tables of eval/out/nested.json
+
+The query sets and families are those of :mod:`eval.bench_generalise` (filings by company,
+longdoc by ``family``, the Chinese prospectus questions, the English prospectus-style
+questions).  For each **outer** held-out family:
+
+1. the training queries are every other family's, without any question on one of the
+   held-out family's documents (two sets share filings);
+2. the configuration is chosen by **inner** cross-validation over those training families
+   only: the training families are split into ``--inner-folds`` groups (each query set
+   spread over the groups; a family is never split), each group is held out in turn,
+   every configuration is trained on the rest and scored on the held-out group; the
+   criterion is the mean over the inner held-out families of their mAP (every family
+   counts alike, however many questions it has);
+3. the chosen configuration is trained on all the outer training queries and scores the
+   outer family.  Nothing of the outer family is seen before its score.
+
+Configurations (the grid was fixed before any run):
+
+* features: ``raw`` (the 22 issue-5 features: raw BM25 and cosine values and their
+  relative forms), ``portable`` (the per-query normalised set without the section
+  mentions), ``both`` (their union);
+* section mentions (``sec_mention``, ``q_sec_mention``): on / off;
+* group weights: family-balanced / none;
+* trees: 100, 250, 500, 1000 at learning rate 0.01 (one 1000-tree model per fold,
+  scored at each prefix);
+* a safeguard: the ranker's order fused with the BM25 order of the same candidates by
+  weighted reciprocal rank, ``(1 - w) / (60 + rank_ranker) + w / (60 + rank_bm25)``,
+  ``w`` in 0, 0.25, 0.5 (0 = the ranker alone).
+
+``--final`` chooses the configuration the same way with every family (inner CV over all
+families) -- the configuration the shipped rankers are trained with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from eval.bench_generalise import (  # noqa: E402
+    DEPTH, EN_QUERIES, RAW22, ZH_QUERIES, PageBM25, baseline_runs, boot, load_parts, paired_diff, per_query,
+    training_sets,
+)
+from retrievers.features import PORTABLE_FEATURES, available_features  # noqa: E402
+
+MENTIONS = ("sec_mention", "q_sec_mention")
+PORTABLE_CORE = tuple(f for f in PORTABLE_FEATURES if f not in MENTIONS)
+FEATURE_SETS = {
+    "raw": RAW22,
+    "portable": PORTABLE_CORE,
+    "both": tuple(dict.fromkeys(RAW22 + PORTABLE_CORE)),
+}
+TREES = (100, 250, 500, 1000)
+FUSION = (0.0, 0.25, 0.5)
+RRF_K = 60.0
+BASELINES = ("page-bm25", "bm25", "dense", "hybrid")
+
+
+def fit_configs():
+    """(features, mentions, balance): one model each per fold."""
+    return list(itertools.product(FEATURE_SETS, (True, False), ("family", "none")))
+
+
+def config_names(fs: str, mentions: bool) -> tuple[str, ...]:
+    return FEATURE_SETS[fs] + (MENTIONS if mentions else ())
+
+
+def config_label(c) -> str:
+    fs, m, b, t, w = c
+    return f"{fs}{'+mentions' if m else ''}, {'family-weighted' if b == 'family' else 'unweighted'}, {t} trees" + \
+        (f", BM25 fusion w={w}" if w else "")
+
+
+# --- prepare ----------------------------------------------------------------------------------------
+def prepare(args) -> int:
+    cache = Path(args.cache)
+    t0 = time.perf_counter()
+    parts, opened = load_parts(args)
+    runs: dict[str, dict] = defaultdict(dict)
+    pb: dict[str, PageBM25] = {}
+    for p in parts:
+        key = str(p.index.path)
+        if key not in pb:
+            pb[key] = PageBM25(p.index, cache)
+        for m, r in baseline_runs(p, pb[key]).items():
+            runs[m].update(r)
+    print(f"[{time.perf_counter() - t0:.0f}s] baselines", file=sys.stderr, flush=True)
+    feats = tuple(f for f in dict.fromkeys(PORTABLE_FEATURES + RAW22)
+                  if all(f in available_features(p.index.corpus) for p in parts))
+    test, train, _ = training_sets(parts, feats)
+    print(f"[{time.perf_counter() - t0:.0f}s] features: {len(test.queries)} test groups, {len(train.queries)} "
+          f"training groups, {train.X.shape[0]} rows", file=sys.stderr, flush=True)
+    part_of = {q.qid: p for p in parts for q in p.queries}
+    set_of = {q.qid: p.name for p in parts for q in p.queries}
+    cand_pages = []
+    for q, sl in zip(test.queries, test.query_slices()):
+        c = part_of[q.qid].index.corpus
+        cand_pages.append([c.pages_of(int(r)).tolist() for r in test.rows[sl]])
+    meta = {
+        "features": list(feats),
+        "test": [{"qid": q.qid, "family": q.family, "set": set_of[q.qid], "doc": q.doc,
+                  "relevant": list(q.relevant_pages), "source": q.source} for q in test.queries],
+        "train": [{"qid": q.qid, "family": q.family, "doc": q.doc} for q in train.queries],
+        "cand_pages": cand_pages,
+        "baselines": {m: {q: r for q, r in runs[m].items()} for m in BASELINES},
+        "indexes": sorted({f"{Path(p.index.path).name} ({p.index.dense_model}, cjk={p.index.tokenizer.cjk})"
+                           for p in parts}),
+        "queries_sha1": hashlib.sha1(b"".join(Path(f).read_bytes() for f in
+                                              [args.zh_queries, args.en_queries]) ).hexdigest(),
+    }
+    out = cache / "gen"
+    np.savez_compressed(out / "nested-features.npz", test_X=test.X, test_y=test.y, test_group=test.group,
+                        test_rows=test.rows, train_X=train.X, train_y=train.y, train_group=train.group)
+    (out / "nested-meta.json").write_text(json.dumps(meta, ensure_ascii=False))
+    for ix in opened.values():
+        ix.close()
+    print(f"[{time.perf_counter() - t0:.0f}s] written {out}/nested-*", file=sys.stderr)
+    return 0
+
+
+# --- data in memory -------------------------------------------------------------------------------
+class Data:
+    def __init__(self, cache: Path) -> None:
+        z = np.load(cache / "gen" / "nested-features.npz")
+        self.meta = json.loads((cache / "gen" / "nested-meta.json").read_text(encoding="utf-8"))
+        self.features = tuple(self.meta["features"])
+        self.test_X, self.test_y, self.test_group = z["test_X"], z["test_y"], z["test_group"]
+        self.train_X, self.train_y, self.train_group = z["train_X"], z["train_y"], z["train_group"]
+        self.test_q = self.meta["test"]
+        self.train_q = self.meta["train"]
+        self.test_sl = _slices(self.test_group)
+        self.train_sl = _slices(self.train_group)
+        self.cand_pages = self.meta["cand_pages"]
+        self.bm25_rank_col = self.features.index("bm25_rank")
+        self.families = sorted({q["family"] for q in self.test_q})
+        self.fam_docs = defaultdict(set)
+        for q in self.test_q:
+            self.fam_docs[q["family"]].add(q["doc"])
+        self.set_of_family = {q["family"]: q["set"] for q in self.test_q}
+
+    def train_rows(self, excluded_families: set[str]) -> list[int]:
+        """Training groups with neither an excluded family nor a question on one of their documents."""
+        docs = set().union(*(self.fam_docs[f] for f in excluded_families)) if excluded_families else set()
+        return [i for i, q in enumerate(self.train_q) if q["family"] not in excluded_families and q["doc"] not in docs]
+
+    def test_of(self, families: set[str]) -> list[int]:
+        return [i for i, q in enumerate(self.test_q) if q["family"] in families]
+
+
+def _slices(group: np.ndarray) -> list[slice]:
+    ends = np.cumsum(group)
+    return [slice(int(e - g), int(e)) for g, e in zip(group, ends)]
+
+
+def average_precision(order_pages: list[list[int]], relevant: set[int]) -> float:
+    """AP of the pages of ranked candidates (each page once, first-hit order), as eval.retrieval_metrics."""
+    if not relevant:
+        return float("nan")
+    seen: set[int] = set()
+    hits = 0
+    total = 0.0
+    k = 0
+    for pages in order_pages:
+        for p in pages:
+            if p in seen:
+                continue
+            seen.add(p)
+            k += 1
+            if p in relevant:
+                hits += 1
+                total += hits / k
+    return total / len(relevant)
+
+
+def fused_order(scores: np.ndarray, bm25_rank: np.ndarray, w: float) -> np.ndarray:
+    order = np.argsort(-scores, kind="stable")
+    if not w:
+        return order
+    r = np.empty(scores.size)
+    r[order] = np.arange(scores.size)
+    # bm25_rank shares the best rank among ties; break ties by the candidate order (BM25 first)
+    s = (1 - w) / (RRF_K + r) + w / (RRF_K + bm25_rank)
+    return np.argsort(-s, kind="stable")
+
+
+def ranked_pages(data: Data, i: int, scores: np.ndarray, w: float) -> list[list[int]]:
+    order = fused_order(scores, data.test_X[data.test_sl[i], data.bm25_rank_col], w)
+    pages = data.cand_pages[i]
+    return [pages[j] for j in order]
+
+
+def query_ap(data: Data, i: int, scores: np.ndarray, w: float) -> float:
+    return average_precision(ranked_pages(data, i, scores, w), set(data.test_q[i]["relevant"]))
+
+
+def top_pages(order_pages: list[list[int]], n: int = 10) -> list[int]:
+    out: list[int] = []
+    for pages in order_pages:
+        for p in pages:
+            if p not in out:
+                out.append(p)
+                if len(out) == n:
+                    return out
+    return out
+
+
+# --- fitting (worker processes) ---------------------------------------------------------------------
+_DATA: Data | None = None
+
+
+def _init(cache: str) -> None:
+    global _DATA
+    os.environ["OMP_NUM_THREADS"] = "1"
+    _DATA = Data(Path(cache))
+
+
+def _fit_score(task) -> dict:
+    """Fit one (features, mentions, balance) model on ``train`` groups; the scores of ``test`` queries
+    at every tree count."""
+    from retrievers.ranker import LambdaRanker
+    from retrievers.training import family_weights
+
+    d = _DATA
+    (fs, m, bal), train_idx, test_idx, seed = task
+    names = config_names(fs, m)
+    cols = [d.features.index(f) for f in names]
+    rows = np.concatenate([np.arange(d.train_sl[i].start, d.train_sl[i].stop) for i in train_idx])
+    X = d.train_X[np.ix_(rows, cols)]
+    y = d.train_y[rows]
+    g = d.train_group[train_idx]
+    w = None
+    if bal == "family":
+        fam = [d.train_q[i]["family"] for i in train_idx]
+        counts = Counter(fam)
+        w = np.array([1.0 / counts[f] for f in fam])
+        w = w * (len(w) / w.sum())
+    model = LambdaRanker(names, seed=seed, n_estimators=max(TREES), learning_rate=0.01).fit(X, y, g, group_weight=w)
+    out = {}
+    for i in test_idx:
+        Xt = d.test_X[d.test_sl[i]][:, cols]
+        out[i] = [model.booster_.predict(Xt, num_iteration=t, num_threads=1) for t in TREES]
+    return {"key": (fs, m, bal), "scores": out}
+
+
+def all_configs():
+    return [(fs, m, b, t, w) for (fs, m, b) in fit_configs() for t in TREES for w in FUSION]
+
+
+def inner_groups(data: Data, families: list[str], k: int) -> list[set[str]]:
+    """Split ``families`` into ``k`` groups, each query set spread over them (round robin in
+    name order, per set, continuing where the previous set stopped)."""
+    groups = [set() for _ in range(k)]
+    j = 0
+    for s in sorted({data.set_of_family[f] for f in families}):
+        for f in sorted(f for f in families if data.set_of_family[f] == s):
+            groups[j % k].add(f)
+            j += 1
+    return [g for g in groups if g]
+
+
+def outer_groups(data: Data, split: str) -> list[tuple[str, set[str]]]:
+    """The outer folds: ``split`` = ``family`` (one family each) or ``SET=N,...`` (a set's families in N
+    groups, round robin in name order; sets not named: one fold per family)."""
+    if split == "family":
+        return [(f, {f}) for f in data.families]
+    n_of = {k: int(v) for k, v in (x.split("=") for x in split.split(","))}
+    out = []
+    for s in sorted(set(data.set_of_family.values())):
+        fams = sorted(f for f in data.families if data.set_of_family[f] == s)
+        n = n_of.get(s)
+        if not n:
+            out += [(f"{s}:{f}" if f != s else s, {f}) for f in fams]
+            continue
+        for k in range(n):
+            g = set(fams[k::n])
+            if g:
+                out.append((f"{s}/{k + 1}", g))
+    return out
+
+
+def choose(data: Data, pool, excluded: set[str], k: int, seed: int, log) -> tuple[tuple, dict]:
+    """The configuration with the best inner-CV criterion over the families not in ``excluded``."""
+    fams = [f for f in data.families if f not in excluded]
+    groups = inner_groups(data, fams, k)
+    tasks = []
+    for g in groups:
+        tr = data.train_rows(excluded | g)
+        te = data.test_of(g)
+        for fc in fit_configs():
+            tasks.append((fc, tr, te, seed))
+    results = list(pool.map(_fit_score, tasks))
+    # per config: AP of every inner held-out query
+    ap: dict[tuple, dict[int, float]] = defaultdict(dict)
+    for r in results:
+        fs, m, b = r["key"]
+        for i, per_t in r["scores"].items():
+            for ti, t in enumerate(TREES):
+                for w in FUSION:
+                    ap[(fs, m, b, t, w)][i] = query_ap(data, i, per_t[ti], w)
+    crit = {}
+    for c, per in ap.items():
+        by_f = defaultdict(list)
+        for i, v in per.items():
+            by_f[data.test_q[i]["family"]].append(v)
+        crit[c] = float(np.mean([np.mean(v) for v in by_f.values()]))
+    order = all_configs()
+    best = max(order, key=lambda c: (round(crit[c], 6), -order.index(c)))
+    return best, {config_label(c): round(v, 4) for c, v in sorted(crit.items(), key=lambda x: -x[1])[:10]}
+
+
+def nested(args) -> int:
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    cache = Path(args.cache)
+    data = Data(cache)
+    t0 = time.perf_counter()
+
+    def log(msg):
+        print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", file=sys.stderr, flush=True)
+
+    out_path = Path(args.out)
+    state = json.loads(out_path.read_text()) if out_path.exists() and args.resume else {}
+    state.setdefault("outer", {})
+    state.update({"grid": {"features": {k: list(v) for k, v in FEATURE_SETS.items()}, "mentions": list(MENTIONS),
+                           "trees": list(TREES), "fusion": list(FUSION), "balance": ["family", "none"]},
+                  "inner_folds": args.inner_folds, "seed": args.seed, "criterion": "mean over inner held-out "
+                  "families of the family's mAP"})
+    folds = outer_groups(data, args.outer_split)
+    state["outer_groups"] = {name: sorted(g) for name, g in folds}
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn"), initializer=_init,
+                             initargs=(str(cache),)) as pool:
+        if args.final:
+            best, top = choose(data, pool, set(), args.inner_folds, args.seed, log)
+            state["final"] = {"config": list(best), "label": config_label(best), "top": top}
+            log(f"final: {config_label(best)}")
+        for name, fams in folds:
+            if args.final or (args.only and name not in args.only.split(",")):
+                break
+            if name in state["outer"]:
+                continue
+            best, top = choose(data, pool, fams, args.inner_folds, args.seed, log)
+            fs, m, b, t, w = best
+            te = data.test_of(fams)
+            r = list(pool.map(_fit_score, [((fs, m, b), data.train_rows(fams), te, args.seed)]))[0]
+            ti = TREES.index(t)
+            ranked = {i: ranked_pages(data, i, r["scores"][i][ti], w) for i in te}
+            aps = {data.test_q[i]["qid"]: average_precision(ranked[i], set(data.test_q[i]["relevant"])) for i in te}
+            state["outer"][name] = {"families": sorted(fams), "config": list(best), "label": config_label(best),
+                                    "top": top, "ap": aps,
+                                    "top10": {data.test_q[i]["qid"]: top_pages(ranked[i]) for i in te}}
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            out_path.write_text(json.dumps(state, indent=1, ensure_ascii=False))
+            log(f"outer {name} ({len(te)} q): {config_label(best)}; mAP {np.mean(list(aps.values())):.3f}")
+    out_path.write_text(json.dumps(state, indent=1, ensure_ascii=False))
+    return 0
+
+
+# --- company-out CV on the filings (the issue-5 protocol) ---------------------------------------------
+def company_cv(args) -> int:
+    """Leave-one-company-out on the filings, trained on the filings alone (document and collection
+    groups), for the configuration ``--config`` (default: the final choice in ``--out``) and for the
+    design shipped before (raw features, unweighted, 500 trees)."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    cache = Path(args.cache)
+    data = Data(cache)
+    out_path = Path(args.out)
+    state = json.loads(out_path.read_text())
+    final = tuple(json.loads(args.config)) if args.config else tuple(state["final"]["config"])
+    configs = {"chosen": final, "before": ("raw", False, "none", 500, 0.0)}
+    companies = sorted({q["family"] for q in data.test_q if q["set"] == "filings"})
+    fil_train = [i for i, q in enumerate(data.train_q) if q["qid"].startswith("filings:")]
+    seeds = [int(x) for x in args.seeds.split(",")]
+    tasks, keys = [], []
+    for name, (fs, m, b, t, w) in configs.items():
+        for sd in seeds if name == "chosen" else seeds[:1]:
+            for c in companies:
+                docs = data.fam_docs[c]
+                tr = [i for i in fil_train if data.train_q[i]["family"] != c and data.train_q[i]["doc"] not in docs]
+                tasks.append(((fs, m, b), tr, [i for i in data.test_of({c}) if data.test_q[i]["set"] == "filings"], sd))
+                keys.append((name, sd, t, w))
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn"), initializer=_init,
+                             initargs=(str(cache),)) as pool:
+        results = list(pool.map(_fit_score, tasks))
+    aps: dict = defaultdict(dict)
+    for (name, sd, t, w), r in zip(keys, results):
+        for i, per_t in r["scores"].items():
+            aps[(name, sd)][data.test_q[i]["qid"]] = query_ap(data, i, per_t[TREES.index(t)], w)
+    bm = {q["qid"]: v for q, v in zip(data.test_q, _baseline_ap(data, "bm25")) if q["set"] == "filings"}
+    bm_map = float(np.mean(list(bm.values())))
+    res = {"bm25": round(bm_map, 4), "configs": {k: list(v) for k, v in configs.items()}}
+    for name in configs:
+        per_seed = {str(sd): round(float(np.mean(list(aps[(name, sd)].values()))), 4)
+                    for (n2, sd) in aps if n2 == name}
+        vals = np.array(list(per_seed.values()))
+        res[name] = {"map": per_seed, "mean": round(float(vals.mean()), 4),
+                     "sd": round(float(vals.std(ddof=1)), 4) if vals.size > 1 else 0.0,
+                     "ratio": round(float(vals.mean() / bm_map), 3),
+                     "ap_seed0": aps[(name, seeds[0])]}
+    state["company_cv"] = res
+    out_path.write_text(json.dumps(state, indent=1, ensure_ascii=False))
+    print(json.dumps({k: (v if not isinstance(v, dict) else {a: b for a, b in v.items() if a != "ap_seed0"})
+                      for k, v in res.items()}, indent=1))
+    return 0
+
+
+def _baseline_ap(data: Data, method: str) -> list[float]:
+    runs = data.meta["baselines"][method]
+    return [average_precision([[p] for p in runs.get(q["qid"], [])], set(q["relevant"])) for q in data.test_q]
+
+
+# --- tables ----------------------------------------------------------------------------------------
+def _r5(pages: list[int], rel: set[int]) -> float:
+    return float(any(p in rel for p in pages[:5]))
+
+
+def render(args) -> int:
+    """Markdown tables of ``--out`` (with the old rankers and the fixed-design LOFO of ``--fixed``)."""
+    from retrievers.ranker import LambdaRanker
+
+    data = Data(Path(args.cache))
+    state = json.loads(Path(args.out).read_text())
+    fixed = json.loads(Path(args.fixed).read_text())["groups"] if Path(args.fixed).exists() else {}
+    rel = {q["qid"]: set(q["relevant"]) for q in data.test_q}
+    per: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)  # method -> qid -> (AP, R@5)
+    for m in BASELINES:
+        for q in data.test_q:
+            pages = data.meta["baselines"][m].get(q["qid"], [])
+            per[m][q["qid"]] = (average_precision([[p] for p in pages], rel[q["qid"]]), _r5(pages, rel[q["qid"]]))
+    if Path(args.old_model).exists():
+        old = LambdaRanker.load(args.old_model)
+        cols = [data.features.index(f) for f in old.features]
+        for i, q in enumerate(data.test_q):
+            ranked = ranked_pages(data, i, old.predict(data.test_X[data.test_sl[i]][:, cols]), 0.0)
+            per["old"][q["qid"]] = (average_precision(ranked, rel[q["qid"]]), _r5(top_pages(ranked), rel[q["qid"]]))
+    cv = state.get("company_cv", {})
+    for q, ap in cv.get("before", {}).get("ap_seed0", {}).items():
+        per["old"][q] = (ap, float("nan"))  # the filings: the old design's company-out CV
+    for name, o in state["outer"].items():
+        for q, ap in o["ap"].items():
+            per["nested"][q] = (ap, _r5(o["top10"][q], rel[q]))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for q in data.test_q:
+        groups[f"set:{q['set']}"].append(q["qid"])
+        if q["set"] in ("filings", "longdoc"):
+            groups[f"family:{q['set']}:{q['family']}"].append(q["qid"])
+    keys = [k for k in ("set:filings", "set:longdoc", "set:prospectus-zh", "set:prospectus-en") if k in groups]
+    fam_keys = sorted(k for k in groups if k.startswith("family:"))
+    lines: list[str] = []
+
+    def mean(m, qids, j=0):
+        v = [per[m][q][j] for q in qids if q in per[m]]
+        return float(np.mean(v)) if v else float("nan")
+
+    def ci(m, qids, j=0):
+        lo, hi = boot([per[m][q][j] for q in qids if q in per[m]])
+        return f"[{lo:.2f}, {hi:.2f}]"
+
+    def fixed_map(k):
+        g = fixed.get(k.replace("set:", "set:") if k.startswith("set:") else k, {})
+        return g.get("ranker:portable", {}).get("map", float("nan"))
+
+    lines.append("### Old rankers, the fixed new design, the nested choice (mAP)\n")
+    lines.append("| group | n | BM25 | hybrid | old shipped (held out) | new design, LOFO (fixed config) | "
+                 "**nested LOFO** | nested − max(BM25, hybrid) | nested − old |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for k in keys + fam_keys:
+        qids = groups[k]
+        base = max(mean("bm25", qids), mean("hybrid", qids))
+        nm, om = mean("nested", qids), mean("old", qids)
+        lines.append(f"| {k.split(':', 1)[1]} | {len(qids)} | {mean('bm25', qids):.3f} | {mean('hybrid', qids):.3f} | "
+                     f"{om:.3f} | {fixed_map(k):.3f} | **{nm:.3f}** | {nm - base:+.3f} | {nm - om:+.3f} |")
+
+    lines.append("\n### Nested leave-one-family-out beside the baselines (mAP [95%] / R@5)\n")
+    lines.append("| group | n | page-BM25 | BM25 | dense | hybrid | **nested ranker** | nested − max(BM25, hybrid) [95%] |")
+    lines.append("|---|---:|---|---|---|---|---|---|")
+    for k in keys + fam_keys:
+        qids = groups[k]
+        cells = [f"{mean(m, qids):.3f} / {mean(m, qids, 1):.3f}" for m in BASELINES]
+        b = "bm25" if mean("bm25", qids) >= mean("hybrid", qids) else "hybrid"
+        d = paired_diff({q: {"map": per["nested"][q][0]} for q in qids}, {q: {"map": per[b][q][0]} for q in qids}, qids)
+        lines.append(f"| {k.split(':', 1)[1]} | {len(qids)} | " + " | ".join(cells) +
+                     f" | **{mean('nested', qids):.3f} {ci('nested', qids)} / {mean('nested', qids, 1):.3f}** | "
+                     f"{d['diff']:+.3f} [{d['ci95'][0]:+.2f}, {d['ci95'][1]:+.2f}] vs {b} |")
+
+    lines.append("\n### The configuration each outer fold chose (inner CV over its training families)\n")
+    lines.append("| outer fold | families | questions | chosen | inner criterion (best) | outer mAP |")
+    lines.append("|---|---|---:|---|---:|---:|")
+    for name, o in state["outer"].items():
+        top = next(iter(o["top"].values()))
+        lines.append(f"| {name} | {', '.join(o['families'])} | {len(o['ap'])} | {o['label']} | {top:.3f} | "
+                     f"{np.mean(list(o['ap'].values())):.3f} |")
+    if "final" in state:
+        f = state["final"]
+        lines.append(f"\nInner CV over every family (the shipped choice): **{f['label']}**. Best ten: " +
+                     "; ".join(f"{k} {v:.3f}" for k, v in f["top"].items()))
+    counts = Counter(o["label"] for o in state["outer"].values())
+    lines.append("\nChosen by the outer folds: " + "; ".join(f"{k} ×{v}" for k, v in counts.most_common()))
+    # targets
+    fam_all = [k for k in fam_keys] + [k for k in keys if k in ("set:prospectus-zh", "set:prospectus-en")]
+    ok = [k for k in fam_all if mean("nested", groups[k]) >= max(mean("bm25", groups[k]), mean("hybrid", groups[k])) - 0.01]
+    lines.append(f"\nFamilies with nested ≥ max(BM25, hybrid) − 0.01: {len(ok)} of {len(fam_all)}; below: " +
+                 ", ".join(f"{k.split(':', 1)[1]} ({mean('nested', groups[k]) - max(mean('bm25', groups[k]), mean('hybrid', groups[k])):+.3f}, "
+                           f"n={len(groups[k])})" for k in fam_all if k not in ok))
+    if cv:
+        c, b = cv.get("chosen", {}), cv.get("before", {})
+        lines.append(f"\nCompany-out CV on the filings (trained on the filings alone): chosen configuration "
+                     f"{c.get('mean', float('nan')):.3f} ± {c.get('sd', 0):.3f} over seeds {', '.join(c.get('map', {}))} "
+                     f"({c.get('ratio', float('nan')):.2f}× BM25 {cv['bm25']:.3f}); the design shipped before "
+                     f"(raw features, unweighted, 500 trees) {b.get('mean', float('nan')):.3f} ({b.get('ratio', float('nan')):.2f}×)")
+    text = "\n".join(lines)
+    print(text)
+    if args.report:
+        Path(args.report).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("step", choices=["prepare", "run", "companycv", "render"])
+    ap.add_argument("--cache", default=str(REPO / ".cache"))
+    ap.add_argument("--en-model", default="minilm")
+    ap.add_argument("--zh-model", default="e5-jieba-search")
+    ap.add_argument("--zh-queries", default=str(ZH_QUERIES))
+    ap.add_argument("--en-queries", default=str(EN_QUERIES))
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--inner-folds", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--outer-split", default="filings=3,longdoc=3",
+                    help="outer folds: 'family' (each family alone) or SET=N,... (a set's families in N groups)")
+    ap.add_argument("--only", default=None, help="comma list of outer folds to run (default: all)")
+    ap.add_argument("--final", action="store_true", help="choose the shipped configuration by inner CV on all families")
+    ap.add_argument("--resume", action="store_true", help="keep the outer folds already in --out")
+    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "nested.json"))
+    ap.add_argument("--config", default=None, help='companycv: a configuration as JSON, e.g. \'["both", true, "family", 500, 0.25]\'')
+    ap.add_argument("--fixed", default=str(REPO / "eval" / "out" / "generalise.json"),
+                    help="render: the fixed-configuration LOFO run of eval/bench_generalise.py")
+    ap.add_argument("--old-model", default=str(REPO / ".cache" / "old-models" / "default-dense.txt"),
+                    help="render: the ranker shipped before (git show a27f6fc:retrievers/models/default-dense.txt)")
+    ap.add_argument("--report", default=None, help="render: also write the tables to this file")
+    ap.add_argument("--seeds", default="0,1,2", help="companycv: seeds of the chosen configuration")
+    args = ap.parse_args(argv)
+    if args.step == "prepare":
+        return prepare(args)
+    if args.step == "run":
+        return nested(args)
+    if args.step == "companycv":
+        return company_cv(args)
+    return render(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
