@@ -285,14 +285,7 @@ def main(argv=None) -> int:
               "variants": variants}
 
     # baselines
-    runs: dict[str, dict] = defaultdict(dict)
-    pb_cache: dict[str, PageBM25] = {}
-    for p in parts:
-        key = str(p.index.path)
-        if key not in pb_cache:
-            pb_cache[key] = PageBM25(p.index, cache)
-        for m, r in baseline_runs(p, pb_cache[key]).items():
-            runs[m].update(r)
+    runs = all_baseline_runs(parts, cache)
     log("baselines done")
 
     # features: everything any variant needs, once
@@ -429,6 +422,20 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
     for ix in opened.values():
         ix.close()
     return 0
+
+
+def all_baseline_runs(parts: list[Part], cache: Path) -> dict[str, dict]:
+    """Every baseline's ranked pages of every query of ``parts`` (method -> qid -> pages); the
+    page-BM25 of an index is built once however many parts share it."""
+    runs: dict[str, dict] = defaultdict(dict)
+    page_bm25: dict[str, PageBM25] = {}
+    for p in parts:
+        key = str(p.index.path)
+        if key not in page_bm25:
+            page_bm25[key] = PageBM25(p.index, cache)
+        for m, r in baseline_runs(p, page_bm25[key]).items():
+            runs[m].update(r)
+    return runs
 
 
 def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:

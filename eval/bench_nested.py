@@ -54,8 +54,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from eval.bench_generalise import (  # noqa: E402
-    DEPTH, EN_QUERIES, RAW22, ZH_QUERIES, PageBM25, baseline_runs, boot, load_parts, paired_diff, per_query,
-    training_sets,
+    EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, boot, load_parts, paired_diff, training_sets,
 )
 from retrievers.features import PORTABLE_FEATURES, available_features  # noqa: E402
 
@@ -92,14 +91,7 @@ def prepare(args) -> int:
     cache = Path(args.cache)
     t0 = time.perf_counter()
     parts, opened = load_parts(args)
-    runs: dict[str, dict] = defaultdict(dict)
-    pb: dict[str, PageBM25] = {}
-    for p in parts:
-        key = str(p.index.path)
-        if key not in pb:
-            pb[key] = PageBM25(p.index, cache)
-        for m, r in baseline_runs(p, pb[key]).items():
-            runs[m].update(r)
+    runs = all_baseline_runs(parts, cache)
     print(f"[{time.perf_counter() - t0:.0f}s] baselines", file=sys.stderr, flush=True)
     feats = tuple(f for f in dict.fromkeys(PORTABLE_FEATURES + RAW22)
                   if all(f in available_features(p.index.corpus) for p in parts))
@@ -244,12 +236,7 @@ def _fit_score(task) -> dict:
     X = d.train_X[np.ix_(rows, cols)]
     y = d.train_y[rows]
     g = d.train_group[train_idx]
-    w = None
-    if bal == "family":
-        fam = [d.train_q[i]["family"] for i in train_idx]
-        counts = Counter(fam)
-        w = np.array([1.0 / counts[f] for f in fam])
-        w = w * (len(w) / w.sum())
+    w = family_weights(train_idx, key=lambda i: d.train_q[i]["family"]) if bal == "family" else None
     model = LambdaRanker(names, seed=seed, n_estimators=max(TREES), learning_rate=0.01).fit(X, y, g, group_weight=w)
     out = {}
     for i in test_idx:
