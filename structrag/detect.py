@@ -392,8 +392,10 @@ def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | N
     The key holds the scheme (and the label word of "Goal 2", and the depth and parent number of
     "2.3") and the look, so that only numbers of one kind, set alike, continue each other.
     """
-    if b.line_count > 2 or b.size < 0.95 * body.size:
+    if b.line_count > 2 or b.size < 0.75 * body.size:
         return None
+    if b.size < 0.95 * body.size and not _all_capitals(text):
+        return None  # smaller than the body: only small capitals ("II. RELATED WORK") can be a title
     cjk = _CJK.search(text) is not None
     if len(text) > (48 if cjk else 100):
         return None
@@ -416,6 +418,12 @@ def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | N
     label = num.label.rstrip(".:)").rsplit(" ", 1)[0].lower() if num.scheme == "word-decimal" else ""
     look = (round(b.size * 2) / 2, b.bold, b.italic)
     return (num.scheme, label, len(num.values), num.values[:-1], look), num.values[-1]
+
+
+def _all_capitals(text: str) -> bool:
+    """At least four letters, none of them lower case (capitals or small capitals)."""
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 4 and not any(c.islower() for c in letters)
 
 
 def _continue_sequences(

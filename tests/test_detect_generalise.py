@@ -150,3 +150,28 @@ def test_goal_sequence_in_body_type(tmp_path):
     got = _texts(path)
     assert [t for t in got if t.startswith("Strategic Goal")] == [
         f"Strategic Goal {g} Safety and mobility" for g in (1, 2, 3)]
+
+
+def test_small_capital_section_titles_smaller_than_the_body_are_taken_as_a_sequence(tmp_path):
+    # IEEE-style papers and some reports set "I. INTRODUCTION" in small capitals below the body size
+    b = PDFBuilder()
+    b.text("Retrieval for Long Reports: A Survey", size=20, bold=True)
+    for i, title in enumerate(["INTRODUCTION", "OVERVIEW OF RETRIEVAL", "GENERATION", "CONCLUSION"]):
+        b.text(f"{'I II III IV'.split()[i]}. {title}", size=8, gap_before=10)
+        b.para()
+        b.para()
+    path = b.save(tmp_path / "smallcaps.pdf")
+    heads = detect_headings(extract(path), outline="ignore")
+    assert [h.text for h in heads][1:] == ["I. INTRODUCTION", "II. OVERVIEW OF RETRIEVAL", "III. GENERATION",
+                                            "IV. CONCLUSION"]
+    assert all(any("sequence" in r for r in h.reasons) for h in heads[1:])
+
+
+def test_small_numbered_notes_in_lower_case_are_not_headings(tmp_path):
+    b = PDFBuilder()
+    b.heading("Notes to the accounts", size=16)
+    for i in range(1, 5):
+        b.para()
+        b.text(f"{i}. Amounts restated for the change in policy", size=8, gap_before=4)  # footnotes
+    path = b.save(tmp_path / "notes.pdf")
+    assert _texts(path) == ["Notes to the accounts"]
