@@ -421,9 +421,12 @@ def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | N
 
 
 def _all_capitals(text: str) -> bool:
-    """At least four letters, none of them lower case (capitals or small capitals)."""
-    letters = [c for c in text if c.isalpha()]
-    return len(letters) >= 4 and not any(c.islower() for c in letters)
+    """At least four cased letters, none of them lower case (capitals or small capitals).
+
+    Scripts without case (Chinese, Japanese) never qualify: their small numbered lines are notes.
+    """
+    cased = [c for c in text if c.isupper() or c.islower()]
+    return len(cased) >= 4 and not any(c.islower() for c in cased)
 
 
 def _continue_sequences(

@@ -175,3 +175,12 @@ def test_small_numbered_notes_in_lower_case_are_not_headings(tmp_path):
         b.text(f"{i}. Amounts restated for the change in policy", size=8, gap_before=4)  # footnotes
     path = b.save(tmp_path / "notes.pdf")
     assert _texts(path) == ["Notes to the accounts"]
+
+
+def test_only_cased_scripts_count_as_small_capitals():
+    from structrag.detect import _all_capitals
+
+    assert _all_capitals("II. RELATED WORK")
+    assert not _all_capitals("II. Related work")
+    assert not _all_capitals("1、本表数据未经审计")  # no case in Chinese: a small numbered line is a note
+    assert not _all_capitals("IV. ")
