@@ -203,10 +203,7 @@ class OpenSearchEngine:
         dim = int(index.corpus.chunk_vectors.shape[1]) if index.corpus.has_dense else None
         self.create(dim, k1=index.bm25_params.k1, b=index.bm25_params.b)
         want = ex.documents()
-        have = self.synced_documents()
-        removed = sorted(n for n in have if n not in want or have[n] != want[n][0])
-        added = [n for n in index.corpus.doc_names if have.get(n) != want[n][0]]
-        unchanged = [n for n in index.corpus.doc_names if n not in added]
+        added, removed, unchanged = ex.plan(want, self.synced_documents())
         for n in removed:
             for target in (self.name, self.documents_index):
                 self.client.delete_by_query(index=target, body={"query": {"term": {"doc": n}}}, refresh=True,

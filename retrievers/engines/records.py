@@ -159,6 +159,16 @@ class _Exporter:
         return {d.name: (doc_identity(d.sha1, d.options_key), d.sha1, d.page_count)
                 for d in self.index._store.documents()}
 
+    def plan(self, want: dict[str, tuple[str, str, int]], have: dict[str, str]
+             ) -> tuple[list[str], list[str], list[str]]:
+        """(added, removed, unchanged) document names, from the index's documents (``want``, as
+        :meth:`documents` gives them) and the identity of each one an engine holds (``have``): a
+        document whose identity changed is removed and added again."""
+        removed = sorted(n for n in have if n not in want or have[n] != want[n][0])
+        added = [n for n in self.corpus.doc_names if have.get(n) != want[n][0]]
+        unchanged = [n for n in self.corpus.doc_names if n not in added]
+        return added, removed, unchanged
+
     def sparse(self, name: str) -> list[tuple[list[int], list[float]]]:
         i = self.corpus.doc_id(name)
         if i is None:
