@@ -10,8 +10,7 @@ retrieval is used; the LlamaIndex adapter lives in :mod:`retrievers.llama_index`
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from structrag._lazy import lazy_exports
 
 # Names are imported on first use: the CLI loads this package to register its
 # sub-commands, and should not pay for numpy/numba/lightgbm imports to print --help.
@@ -76,14 +75,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

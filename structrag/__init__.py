@@ -8,6 +8,7 @@ hierarchy-aware features.
 from __future__ import annotations
 
 from . import _pymupdf
+from ._lazy import lazy_exports
 
 _pymupdf.prepare()  # a hook for the first import of pymupdf; imports nothing now (see the module)
 
@@ -38,19 +39,7 @@ _LAZY = {"Section": "chunking", "chunk_document": "chunking", "sections": "chunk
          "ContentsEntry": "contents", "ContentsResult": "contents", "read_contents": "contents"}
 
 
-def __getattr__(name: str):
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 __all__ = [
     "__version__",

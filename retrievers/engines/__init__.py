@@ -19,8 +19,7 @@ llama-index-vector-stores-qdrant); each engine imports its client only when used
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from structrag._lazy import lazy_exports
 
 _LAZY = {
     "EngineChunk": "records",
@@ -38,14 +37,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    mod = _LAZY.get(name)
-    if mod is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
