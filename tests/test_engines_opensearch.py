@@ -15,7 +15,7 @@ from retrievers.engines import EngineRetriever, OpenSearchEngine  # noqa: E402
 from retrievers.engines.records import iter_engine_chunks  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
-from test_index_support import GLOBEX, make_report  # noqa: E402
+from test_index_support import make_reports  # noqa: E402
 
 URL = os.environ.get("STRUCTRAG_OPENSEARCH_URL")
 
@@ -23,8 +23,7 @@ URL = os.environ.get("STRUCTRAG_OPENSEARCH_URL")
 @pytest.fixture(scope="module")
 def lexical_index(tmp_path_factory):
     d = tmp_path_factory.mktemp("pdfs")
-    make_report(d / "acme.pdf")
-    make_report(d / "globex.pdf", GLOBEX)
+    make_reports(d)
     index = Index.build([d], tmp_path_factory.mktemp("ix") / "ix", dense=False)
     yield index
     index.close()

@@ -16,14 +16,13 @@ from retrievers.ranker import LambdaRanker
 from retrievers.store import DB_NAME
 from retrievers.training import load_queries, make_training_set, train_ranker
 from structrag.errors import ConfigError, IndexFormatError, ModelError, ReferenceFormatError, SchemaVersionError
-from test_index_support import ACME, GLOBEX, make_report, write_queries
+from test_index_support import ACME, GLOBEX, make_report, make_reports, write_queries
 
 
 @pytest.fixture(scope="module")
 def pdfs(tmp_path_factory):
     d = tmp_path_factory.mktemp("pdfs")
-    make_report(d / "acme.pdf")
-    make_report(d / "globex.pdf", GLOBEX)
+    make_reports(d)
     return d
 
 

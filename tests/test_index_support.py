@@ -57,6 +57,14 @@ def make_report(path: Path, sections=ACME, *, extra: str | None = None) -> Path:
     return b.save(path, toc=toc)
 
 
+
+def make_reports(folder: Path) -> Path:
+    """``folder`` with the two generated reports, acme.pdf and globex.pdf (created if missing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    make_report(folder / "acme.pdf")
+    make_report(folder / "globex.pdf", GLOBEX)
+    return folder
+
 def write_queries(path: Path) -> Path:
     rows = [
         {"qid": "q1", "query": "How much were capital expenditures in 2024?", "doc": "acme.pdf",

@@ -11,7 +11,7 @@ pytest.importorskip("faiss")
 from retrievers.dense import DenseEncoder, EmbeddingCache, VectorIndex, exact_top_k, resolve_model  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError, ModelError  # noqa: E402
-from test_index_support import GLOBEX, make_report  # noqa: E402
+from test_index_support import make_reports  # noqa: E402
 
 TEXTS = [
     "Capital expenditures were 1,577 million dollars, mostly new factories.",
@@ -84,8 +84,7 @@ def test_unknown_model_is_a_clear_error():
 def test_dense_index_end_to_end(tmp_path):
     d = tmp_path / "pdfs"
     d.mkdir()
-    make_report(d / "acme.pdf")
-    make_report(d / "globex.pdf", GLOBEX)
+    make_reports(d)
     with Index.build([d], tmp_path / "ix", dense=True) as index:
         assert index.dense_model == "all-MiniLM-L6-v2" and index.corpus.chunk_vectors.shape == (10, 384)
         assert index.corpus.node_vectors.shape[0] == index.corpus.n_nodes

@@ -12,14 +12,13 @@ from retrievers.index import Index  # noqa: E402
 from retrievers.llama_index import StructragRetriever  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
 from structrag.llama_index import HEADER_PATH_SEPARATOR  # noqa: E402
-from test_index_support import GLOBEX, make_report  # noqa: E402
+from test_index_support import make_reports  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("li")
-    make_report(d / "acme.pdf")
-    make_report(d / "globex.pdf", GLOBEX)
+    make_reports(d)
     Index.build([d / "acme.pdf", d / "globex.pdf"], d / "ix", dense=False).close()
     return d / "ix"
 
