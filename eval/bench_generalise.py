@@ -24,8 +24,11 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 (queries resampled).  Variants (``--variants``):
 
 * ``portable``: the portable features (:data:`retrievers.features.PORTABLE_FEATURES`),
-  family-balanced weights -- the configuration that ships;
-* ``portable-unweighted``: the same without the weights;
+  unweighted (``--balance``) -- the configuration that ships, chosen by inner
+  cross-validation over the training families (``eval/bench_nested.py run --final``);
+* ``portable-weighted``: the same with family-balanced weights;
+* ``portable-first``: the first shipped design of issue 14: the portable set without
+  ``same_word_anc``, family-balanced;
 * ``raw22``: the 22 original features, family-balanced;
 * ``no-mention``: ``portable`` without ``sec_mention`` / ``q_sec_mention``;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
@@ -75,7 +78,8 @@ DEPTH = 100
 METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10")
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
-VARIANTS = ("portable", "portable-unweighted", "raw22", "no-mention", "filings-only", "shipped-before")
+VARIANTS = ("portable", "portable-weighted", "portable-first", "raw22", "no-mention", "filings-only",
+            "shipped-before")
 RAW22 = LEXICAL_FEATURES + DENSE_FEATURES
 
 
@@ -242,6 +246,8 @@ def main(argv=None) -> int:
     ap.add_argument("--old-model", default=None, help="the ranker shipped before (default: git HEAD~ copy made by "
                     "the caller; skipped when absent)")
     ap.add_argument("--trees", type=int, default=500)
+    ap.add_argument("--balance", choices=["none", "family"], default="none",
+                    help="group weights of the shipped design (chosen by eval/bench_nested.py run --final)")
     ap.add_argument("--jobs", type=int, default=3, help="folds trained in parallel worker processes")
     ap.add_argument("--learning-rate", type=float, default=0.01)
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "generalise.json"))
@@ -295,11 +301,12 @@ def main(argv=None) -> int:
     log(f"training sets: {len(test.queries)} test groups, {len(train.queries)} training groups, {len(feats)} features")
     portable = tuple(f for f in PORTABLE_FEATURES if f in feats)
     spec = {
-        "portable": (portable, "family", None),
-        "portable-unweighted": (portable, "none", None),
+        "portable": (portable, args.balance, None),
+        "portable-weighted": (portable, "family", None),
+        "portable-first": (tuple(f for f in portable if f != "same_word_anc"), "family", None),
         "raw22": (tuple(f for f in RAW22 if f in feats), "family", None),
-        "no-mention": (tuple(f for f in portable if f not in ("sec_mention", "q_sec_mention")), "family", None),
-        "filings-only": (portable, "family", "filings"),
+        "no-mention": (tuple(f for f in portable if f not in ("sec_mention", "q_sec_mention")), args.balance, None),
+        "filings-only": (portable, args.balance, "filings"),
     }
     per_seed_map = defaultdict(dict)
     for v in variants:
@@ -345,7 +352,7 @@ def set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, 
     if not args.lofo_families:
         set_test = test._replace(queries=[q._replace(family=set_of[q.qid]) for q in test.queries])
         set_train = train._replace(queries=[q._replace(family=set_of[q.qid]) for q in train.queries])
-        ranked = leave_one_family_out(set_test, train=set_train, features=portable, seed=seeds[0], balance="family",
+        ranked = leave_one_family_out(set_test, train=set_train, features=portable, seed=seeds[0], balance=args.balance,
                                       **lofo_params)
         runs["ranker:leave-one-set-out"] = rows_to_run(set_test, ranked, part_of)
         log("leave-one-set-out done")
@@ -357,7 +364,7 @@ def set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, 
                                           for q in test.queries])
         doc_train = train._replace(queries=[q._replace(family=(q.doc if set_of[q.qid] == "prospectus-zh" else q.family))
                                             for q in train.queries])
-        ranked = leave_one_family_out(doc_test, train=doc_train, features=portable, seed=seeds[0], balance="family",
+        ranked = leave_one_family_out(doc_test, train=doc_train, features=portable, seed=seeds[0], balance=args.balance,
                                       families=sorted({q.doc for q in zh}), **lofo_params)
         runs["ranker:leave-one-prospectus-out"] = rows_to_run(doc_test, ranked, part_of)
         log("leave-one-prospectus-out done")
@@ -439,7 +446,7 @@ def all_baseline_runs(parts: list[Part], cache: Path) -> dict[str, dict]:
 
 
 def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
-    """The shipped rankers: portable features, every query of every set, family-balanced
+    """The shipped rankers: portable features, every query of every set, ``--balance`` weights
     (``default-dense``: with the dense features; ``default-lexical``: without)."""
     import hashlib
 
@@ -454,7 +461,7 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
             "documents_sha1": sorted({d.sha1 for p in parts for d in p.index.documents()}),
             "indexes": sorted({f"{Path(p.index.path).name} ({p.index.dense_model}, cjk={p.index.tokenizer.cjk})"
                                for p in parts}),
-            "families": len({q.family for p in parts for q in p.queries}), "balance": "family",
+            "families": len({q.family for p in parts for q in p.queries}), "balance": args.balance,
             "groups": "each query's document candidates, plus the filings' collection candidates",
             "command": " ".join(["python", "eval/bench_generalise.py", *sys.argv[1:]])}
     out = {}
@@ -463,7 +470,7 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
         todo.insert(0, ("default-dense", PORTABLE_FEATURES))
     for name, feats in todo:
         _, train, _ = training_sets(parts, feats)
-        model = train_ranker(train, seed=0, balance="family", metadata=meta, n_estimators=args.trees,
+        model = train_ranker(train, seed=0, balance=args.balance, metadata=meta, n_estimators=args.trees,
                              learning_rate=args.learning_rate)
         path = model.save(out_dir / f"{name}.txt")
         out[name] = {"path": str(path), "queries": len(train.queries), "features": list(feats)}

@@ -56,15 +56,24 @@ sys.path.insert(0, str(REPO))
 from eval.bench_generalise import (  # noqa: E402
     EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, boot, load_parts, paired_diff, training_sets,
 )
-from retrievers.features import PORTABLE_FEATURES, available_features  # noqa: E402
+from retrievers.features import (  # noqa: E402
+    PORTABLE_FEATURES, QUERY_DENSE, QUERY_LEXICAL, available_features,
+)
 
 MENTIONS = ("sec_mention", "q_sec_mention")
-PORTABLE_CORE = tuple(f for f in PORTABLE_FEATURES if f not in MENTIONS)
+# the portable set of the first nested run (without same_word_anc, which the second added)
+PORTABLE_CORE = tuple(f for f in PORTABLE_FEATURES if f not in MENTIONS + ("same_word_anc",))
 FEATURE_SETS = {
     "raw": RAW22,
     "portable": PORTABLE_CORE,
     "both": tuple(dict.fromkeys(RAW22 + PORTABLE_CORE)),
+    # + idf-weighted coverage and the query-level features (one value per question)
+    "portable+q": PORTABLE_CORE + QUERY_LEXICAL + QUERY_DENSE,
+    # + the count of distinct query words in the ancestor headings (a count of words, not a score)
+    "portable+swa": PORTABLE_CORE + ("same_word_anc",),
 }
+#: the grid searched (``--grid-*`` narrow it; the defaults are the grid of the first run)
+GRID = {"features": ("raw", "portable", "both"), "mentions": (True, False), "balance": ("family", "none")}
 TREES = (100, 250, 500, 1000)
 FUSION = (0.0, 0.25, 0.5)
 RRF_K = 60.0
@@ -73,7 +82,7 @@ BASELINES = ("page-bm25", "bm25", "dense", "hybrid")
 
 def fit_configs():
     """(features, mentions, balance): one model each per fold."""
-    return list(itertools.product(FEATURE_SETS, (True, False), ("family", "none")))
+    return list(itertools.product(GRID["features"], GRID["mentions"], GRID["balance"]))
 
 
 def config_names(fs: str, mentions: bool) -> tuple[str, ...]:
@@ -93,7 +102,7 @@ def prepare(args) -> int:
     parts, opened = load_parts(args)
     runs = all_baseline_runs(parts, cache)
     print(f"[{time.perf_counter() - t0:.0f}s] baselines", file=sys.stderr, flush=True)
-    feats = tuple(f for f in dict.fromkeys(PORTABLE_FEATURES + RAW22)
+    feats = tuple(f for f in dict.fromkeys(PORTABLE_FEATURES + RAW22 + QUERY_LEXICAL + QUERY_DENSE)
                   if all(f in available_features(p.index.corpus) for p in parts))
     test, train, _ = training_sets(parts, feats)
     print(f"[{time.perf_counter() - t0:.0f}s] features: {len(test.queries)} test groups, {len(train.queries)} "
@@ -325,8 +334,10 @@ def nested(args) -> int:
     out_path = Path(args.out)
     state = json.loads(out_path.read_text()) if out_path.exists() and args.resume else {}
     state.setdefault("outer", {})
-    state.update({"grid": {"features": {k: list(v) for k, v in FEATURE_SETS.items()}, "mentions": list(MENTIONS),
-                           "trees": list(TREES), "fusion": list(FUSION), "balance": ["family", "none"]},
+    state.update({"grid": {"features": {k: list(FEATURE_SETS[k]) for k in GRID["features"]},
+                           "mentions": list(MENTIONS) if True in GRID["mentions"] else [],
+                           "mentions_off_tried": False in GRID["mentions"],
+                           "trees": list(TREES), "fusion": list(FUSION), "balance": list(GRID["balance"])},
                   "inner_folds": args.inner_folds, "seed": args.seed, "criterion": "mean over inner held-out "
                   "families of the family's mAP"})
     folds = outer_groups(data, args.outer_split)
@@ -406,6 +417,66 @@ def company_cv(args) -> int:
     out_path.write_text(json.dumps(state, indent=1, ensure_ascii=False))
     print(json.dumps({k: (v if not isinstance(v, dict) else {a: b for a, b in v.items() if a != "ap_seed0"})
                       for k, v in res.items()}, indent=1))
+    return 0
+
+
+def company_cv_nested(args) -> int:
+    """Leave-one-company-out on the filings (trained on the filings alone, document groups), the
+    feature set chosen for each held-out company by inner CV over the other companies only (3 groups
+    of companies, round robin; criterion: mean over inner companies of their mAP), from
+    ``--grid-features``, with ``--grid-mentions``' first value, unweighted, 500 trees."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    cache = Path(args.cache)
+    data = Data(cache)
+    mentions = GRID["mentions"][0]
+    companies = sorted({q["family"] for q in data.test_q if q["set"] == "filings"})
+    fil_train = [i for i, q in enumerate(data.train_q) if q["qid"].startswith("filings:")]
+
+    def rows_without(excluded: set[str]) -> list[int]:
+        docs = set().union(*(data.fam_docs[c] for c in excluded))
+        return [i for i in fil_train if data.train_q[i]["family"] not in excluded and data.train_q[i]["doc"] not in docs]
+
+    def tests_of(cs: set[str]) -> list[int]:
+        return [i for i in data.test_of(cs) if data.test_q[i]["set"] == "filings"]
+
+    inner_tasks, inner_keys = [], []
+    for c in companies:
+        rest = [x for x in companies if x != c]
+        for k in range(3):
+            g = set(rest[k::3])
+            for fs in GRID["features"]:
+                inner_tasks.append(((fs, mentions, "none"), rows_without({c} | g), tests_of(g), args.seed))
+                inner_keys.append((c, fs))
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn"), initializer=_init,
+                             initargs=(str(cache),)) as pool:
+        inner = list(pool.map(_fit_score, inner_tasks))
+        crit: dict = defaultdict(lambda: defaultdict(list))  # company -> fs -> per inner company mAPs
+        for (c, fs), r in zip(inner_keys, inner):
+            by_c = defaultdict(list)
+            for i, per_t in r["scores"].items():
+                by_c[data.test_q[i]["family"]].append(query_ap(data, i, per_t[TREES.index(500)], 0.0))
+            crit[c][fs] += [float(np.mean(v)) for v in by_c.values()]
+        chosen = {c: max(GRID["features"], key=lambda fs: (round(float(np.mean(crit[c][fs])), 6),
+                                                            -GRID["features"].index(fs))) for c in companies}
+        outer = list(pool.map(_fit_score, [((chosen[c], mentions, "none"), rows_without({c}), tests_of({c}), args.seed)
+                                           for c in companies]))
+    aps = {}
+    for r in outer:
+        for i, per_t in r["scores"].items():
+            aps[data.test_q[i]["qid"]] = query_ap(data, i, per_t[TREES.index(500)], 0.0)
+    bm = float(np.mean([v for q, v in zip(data.test_q, _baseline_ap(data, "bm25")) if q["set"] == "filings"]))
+    res = {"grid": list(GRID["features"]), "mentions": mentions, "seed": args.seed, "bm25": round(bm, 4),
+           "map": round(float(np.mean(list(aps.values()))), 4),
+           "ratio": round(float(np.mean(list(aps.values()))) / bm, 3), "chosen": chosen,
+           "inner": {c: {fs: round(float(np.mean(v)), 4) for fs, v in d.items()} for c, d in crit.items()}, "ap": aps}
+    out_path = Path(args.out)
+    state = json.loads(out_path.read_text()) if out_path.exists() else {}
+    state["company_cv_nested"] = res
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(state, indent=1, ensure_ascii=False))
+    print(json.dumps({k: v for k, v in res.items() if k not in ("ap", "inner")}, indent=1))
     return 0
 
 
@@ -521,8 +592,9 @@ def render(args) -> int:
 
 
 def main(argv=None) -> int:
+    global FUSION
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("step", choices=["prepare", "run", "companycv", "render"])
+    ap.add_argument("step", choices=["prepare", "run", "companycv", "companycv-nested", "render"])
     ap.add_argument("--cache", default=str(REPO / ".cache"))
     ap.add_argument("--en-model", default="minilm")
     ap.add_argument("--zh-model", default="e5-jieba-search")
@@ -544,13 +616,28 @@ def main(argv=None) -> int:
                     help="render: the ranker shipped before (git show a27f6fc:retrievers/models/default-dense.txt)")
     ap.add_argument("--report", default=None, help="render: also write the tables to this file")
     ap.add_argument("--seeds", default="0,1,2", help="companycv: seeds of the chosen configuration")
+    ap.add_argument("--grid-features", default=",".join(GRID["features"]),
+                    help=f"run: feature sets searched, of {sorted(FEATURE_SETS)}")
+    ap.add_argument("--grid-mentions", default="on,off", help="run: section mentions searched (on, off)")
+    ap.add_argument("--grid-balance", default="family,none", help="run: group weights searched (family, none)")
+    ap.add_argument("--grid-fusion", default=",".join(str(w) for w in FUSION),
+                    help="run: BM25 rank-fusion weights searched")
     args = ap.parse_args(argv)
+    unknown = set(args.grid_features.split(",")) - set(FEATURE_SETS)
+    if unknown:
+        ap.error(f"unknown feature sets {sorted(unknown)}; known: {sorted(FEATURE_SETS)}")
+    GRID["features"] = tuple(args.grid_features.split(","))
+    GRID["mentions"] = tuple({"on": True, "off": False}[x] for x in args.grid_mentions.split(","))
+    GRID["balance"] = tuple(args.grid_balance.split(","))
+    FUSION = tuple(float(x) for x in args.grid_fusion.split(","))
     if args.step == "prepare":
         return prepare(args)
     if args.step == "run":
         return nested(args)
     if args.step == "companycv":
         return company_cv(args)
+    if args.step == "companycv-nested":
+        return company_cv_nested(args)
     return render(args)
 
 

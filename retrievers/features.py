@@ -59,10 +59,31 @@ Chinese prospectus:
 ``dense_z``         z-score of ``dense`` among the candidates.
 ``dense_rank``      rank of ``dense`` among the candidates.
 ``dense_path_z``    z-score of ``dense_path`` among the candidates.
+``idf_coverage``    share of the query's idf mass (distinct terms) found in the chunk: a
+                    rare word of the question counts more than a common one.  A term
+                    the collection lacks counts with the largest idf, so a question
+                    worded unlike the documents scores low everywhere.
+``page_idf_coverage`` the same over the chunk's whole (first) page.
+
+Query-level features (one value per query, the same for all its candidates).  A
+tree splits on them to weigh the others by the kind of question: a question
+worded like one page (its rare words all on that page, one lexical match far
+ahead of the rest) is best answered by the lexical scores, a question worded
+unlike the text by the dense ones and the structural priors.  Normalised
+scores alone hide this, since every query's best candidate has z-score > 0:
+
+``q_idf_top``       the best ``page_idf_coverage`` among the candidates.
+``q_bm25_top_z``    the best ``bm25_z`` among the candidates (how far the best
+                    lexical match stands out).
+``q_dense_top_z``   the best ``dense_z`` among the candidates.
 
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
-features (positions, depth), the fractions (coverage, number shares) and the
-normalised scores above -- no raw BM25 or cosine value.
+features (positions, depth), the fractions (coverage, number shares), the
+normalised scores above and one count, ``same_word_anc`` -- no raw BM25 or
+cosine value.  A count of question words found in the headings means the same
+on any collection (its fraction alone hides that a long question matched four
+heading words, not one); it was added when inner cross-validation on the
+training families chose it (``eval/RESULTS.md`` section 11).
 
 Features that need embeddings are only available when the corpus has vectors;
 :func:`feature_names` gives the set for a corpus.  A value that does not apply
@@ -92,6 +113,8 @@ __all__ = [
     "DENSE_FEATURES",
     "ALL_FEATURES",
     "HELD_FEATURES",
+    "QUERY_LEXICAL",
+    "QUERY_DENSE",
     "QueryScores",
     "query_scores",
     "compute_features",
@@ -111,20 +134,23 @@ NORMALISED_LEXICAL: tuple[str, ...] = (
     "length_rel", "sec_mention", "q_sec_mention",
 )  # fmt: skip
 NORMALISED_DENSE: tuple[str, ...] = ("dense_z", "dense_rank", "dense_path_z")
+#: idf-weighted coverage and query-level features (module docstring)
+QUERY_LEXICAL: tuple[str, ...] = ("idf_coverage", "page_idf_coverage", "q_idf_top", "q_bm25_top_z")
+QUERY_DENSE: tuple[str, ...] = ("q_dense_top_z",)
 #: the 22 features of the issue-5 rankers (raw and relative scores)
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 #: every feature :func:`compute_features` knows
-KNOWN_FEATURES: tuple[str, ...] = ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE
+KNOWN_FEATURES: tuple[str, ...] = ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE + QUERY_LEXICAL + QUERY_DENSE
 #: what the shipped rankers use: nothing whose scale depends on the collection or the model
 PORTABLE_LEXICAL: tuple[str, ...] = (
     "pos", "pos_ratio", "depth", "sec_pos_ratio", "page_pos",
-    "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc_frac", "section_rel",
+    "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc", "same_word_anc_frac", "section_rel",
     "page_bm25_rel", "page_bm25_z", "page_rank", "coverage", "coverage_ctx", "page_coverage",
     "num_ratio", "page_num_ratio", "length_rel", "q_amount", "sec_mention", "q_sec_mention",
 )  # fmt: skip
 PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
 PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
-_NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE)
+_NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE + QUERY_DENSE)
 
 
 def _mask(n: int, rows: np.ndarray) -> np.ndarray:
@@ -152,7 +178,7 @@ def available_features(corpus: Corpus) -> tuple[str, ...]:
     """Every feature :func:`compute_features` can give on ``corpus``."""
     if corpus.has_dense:
         return KNOWN_FEATURES
-    return LEXICAL_FEATURES + NORMALISED_LEXICAL
+    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL
 
 
 def needs_dense(names) -> bool:
@@ -230,6 +256,29 @@ def _rank(v: np.ndarray) -> np.ndarray:
 def _rel(v: np.ndarray) -> np.ndarray:
     top = float(v.max()) if v.size else 0.0
     return v / top if top > 0 else np.zeros_like(v)
+
+
+def _idf_coverage(corpus: Corpus, qs: QueryScores, cand: np.ndarray, *, page: bool) -> np.ndarray:
+    """Share of the query's idf mass (distinct terms, Lucene idf over the chunks) in each
+    candidate chunk, or anywhere on its first page."""
+    per_term = qs.chunk_rows_per_term or []
+    n = max(corpus.n_chunks, 1)
+    # a term missing from the collection has df 0: the largest idf, found nowhere
+    missing = max(qs.n_terms - len(per_term), 0)
+    idf_missing = np.log1p((n + 0.5) / 0.5)
+    total = missing * idf_missing
+    got = np.zeros(cand.size)
+    if page:
+        keys = corpus.chunk_page_key[cand]
+        n_pages = int(corpus.chunk_page_key.max()) + 1
+    for rows in per_term:
+        idf = float(np.log1p((n - rows.size + 0.5) / (rows.size + 0.5)))
+        total += idf
+        if page:
+            got += idf * _mask(n_pages, corpus.chunk_page_key[rows])[keys]
+        else:
+            got += idf * _mask(corpus.n_chunks, rows)[cand]
+    return got / total if total > 0 else np.zeros(cand.size)
 
 
 def _mentioned_nodes(corpus: Corpus, qs: QueryScores, nodes: np.ndarray) -> np.ndarray:
@@ -402,6 +451,14 @@ def compute_features(
             v = np.zeros(m)
             if has.sum() > 1:
                 v[has] = _z(dp[has])
+        elif name in ("idf_coverage", "page_idf_coverage"):
+            v = _idf_coverage(corpus, qs, cand, page=name == "page_idf_coverage")
+        elif name == "q_idf_top":
+            v = np.full(m, float(get("page_idf_coverage").max()))
+        elif name == "q_bm25_top_z":
+            v = np.full(m, float(get("bm25_z").max()))
+        elif name == "q_dense_top_z":
+            v = np.full(m, float(get("dense_z").max()))
         else:  # pragma: no cover - guarded above
             raise AssertionError(name)
         v = np.asarray(v, dtype=np.float32)

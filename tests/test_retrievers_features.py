@@ -203,3 +203,38 @@ def test_coverage_features(corpus):
     np.testing.assert_allclose(X[:, 1], [1, 2 / 3, 0, 2 / 3])
     np.testing.assert_allclose(X[:, 2], [2 / 3, 1 / 3, 0, 2 / 3])
     assert X[:, 3].max() == pytest.approx(1.0)
+
+
+def test_idf_coverage_and_query_level_features(corpus):
+    # 9 chunks; "capit" is in chunks 2, 3, 7 (df 3), "expenditur" in 2 and "liquid" in 7 (df 1 each);
+    # the heading "Liquidity ..." is not chunk text, so it does not count
+    def idf(df, n=9):
+        return np.log1p((n - df + 0.5) / (df + 0.5))
+
+    qs = query_scores(corpus, TOK.tokenize(QUERY))
+    names = ("idf_coverage", "page_idf_coverage", "q_idf_top", "q_bm25_top_z", "bm25_z")
+    cand = np.array([2, 3, 4, 6, 7])
+    X = compute_features(corpus, qs, cand, names)
+    total = idf(3) + 2 * idf(1)
+    np.testing.assert_allclose(X[:, 0], np.array([idf(3) + idf(1), idf(3), 0, 0, idf(3) + idf(1)]) / total, rtol=1e-6)
+    # chunk 3 spans pages 3-4 and counts from its first page, 3: it shares no page with chunk 4 (page 4)
+    np.testing.assert_allclose(X[:, 1], X[:, 0], rtol=1e-6)
+    # one value per query: the best page coverage and the best z-score among the candidates
+    assert X[:, 2].tolist() == pytest.approx([X[:, 1].max()] * 5)
+    assert X[:, 3].tolist() == pytest.approx([X[:, 4].max()] * 5)
+    # a word the collection lacks weighs as the rarest possible, and is found nowhere
+    qs2 = query_scores(corpus, TOK.tokenize("capital zebra"))
+    X2 = compute_features(corpus, qs2, np.array([2, 5]), ("idf_coverage",))
+    np.testing.assert_allclose(X2[:, 0], [idf(3) / (idf(3) + idf(0)), 0], rtol=1e-6)
+    # no known term: zeros, not a division by zero
+    X3 = compute_features(corpus, query_scores(corpus, []), cand, names)
+    assert not X3.any()
+
+
+def test_query_level_dense_feature(corpus):
+    q = _vectors(1, 9)[0]
+    qs = query_scores(corpus, TOK.tokenize(QUERY), q)
+    X = compute_features(corpus, qs, np.array([0, 1, 2, 3]), ("q_dense_top_z", "dense_z"))
+    assert X[:, 0].tolist() == pytest.approx([X[:, 1].max()] * 4)
+    with pytest.raises(ConfigError):
+        compute_features(corpus, query_scores(corpus, TOK.tokenize(QUERY)), np.array([0]), ("q_dense_top_z",))
