@@ -24,9 +24,11 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 (queries resampled).  Variants (``--variants``):
 
 * ``portable``: the portable features (:data:`retrievers.features.PORTABLE_FEATURES`),
-  unweighted (``--balance``) -- the configuration that ships, chosen by inner
+  unweighted (``--balance``), monotone in the evidence features (``--monotone``;
+  also for the company-out CV) -- the configuration that ships, chosen by inner
   cross-validation over the training families (``eval/bench_nested.py run --final``);
 * ``portable-weighted``: the same with family-balanced weights;
+* ``portable-unconstrained``: the shipped design without the monotone constraints;
 * ``portable-first``: the first shipped design of issue 14: the portable set without
   ``same_word_anc``, family-balanced;
 * ``raw22``: the 22 original features, family-balanced;
@@ -66,7 +68,7 @@ from eval.bench_generalise_build import DATA, index_dir  # noqa: E402
 from eval.retrieval_metrics import evaluate  # noqa: E402
 from retrievers.bm25 import SparseBM25  # noqa: E402
 from retrievers.features import (  # noqa: E402
-    LEXICAL_FEATURES, DENSE_FEATURES, PORTABLE_FEATURES, available_features,
+    LEXICAL_FEATURES, DENSE_FEATURES, PORTABLE_FEATURES, available_features, evidence_constraints,
 )
 from retrievers.index import Index  # noqa: E402
 from retrievers.ranker import LambdaRanker  # noqa: E402
@@ -78,7 +80,9 @@ DEPTH = 100
 METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10")
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
-VARIANTS = ("portable", "portable-weighted", "portable-first", "raw22", "no-mention", "filings-only",
+#: variants that take ``--monotone`` (the shipped design and its ablations)
+MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only")
+VARIANTS = ("portable", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
             "shipped-before")
 RAW22 = LEXICAL_FEATURES + DENSE_FEATURES
 
@@ -246,6 +250,8 @@ def main(argv=None) -> int:
     ap.add_argument("--old-model", default=None, help="the ranker shipped before (default: git HEAD~ copy made by "
                     "the caller; skipped when absent)")
     ap.add_argument("--trees", type=int, default=500)
+    ap.add_argument("--monotone", choices=["evidence", "none"], default="evidence",
+                    help="monotone evidence constraints of the shipped design (chosen by eval/bench_nested.py run --final)")
     ap.add_argument("--balance", choices=["none", "family"], default="none",
                     help="group weights of the shipped design (chosen by eval/bench_nested.py run --final)")
     ap.add_argument("--jobs", type=int, default=3, help="folds trained in parallel worker processes")
@@ -303,6 +309,7 @@ def main(argv=None) -> int:
     spec = {
         "portable": (portable, args.balance, None),
         "portable-weighted": (portable, "family", None),
+        "portable-unconstrained": (portable, args.balance, None),
         "portable-first": (tuple(f for f in portable if f != "same_word_anc"), "family", None),
         "raw22": (tuple(f for f in RAW22 if f in feats), "family", None),
         "no-mention": (tuple(f for f in portable if f not in ("sec_mention", "q_sec_mention")), args.balance, None),
@@ -324,6 +331,7 @@ def main(argv=None) -> int:
             runs["ranker:shipped-before"] = rows_to_run(test, ranked, part_of)
             continue
         names, balance, only = spec[v]
+        mono = evidence_constraints(names) if args.monotone == "evidence" and v in MONOTONE_VARIANTS else None
         tr = train
         if only:
             keep = [i for i, q in enumerate(train.queries) if set_of[q.qid] == only]
@@ -332,7 +340,7 @@ def main(argv=None) -> int:
             # with ``only``, trained on one set: its own families are held out one at a time as usual
             ranked = leave_one_family_out(test, train=tr, features=names, seed=sd, balance=balance,
                                           families=args.lofo_families.split(",") if args.lofo_families else None,
-                                          **lofo_params)
+                                          monotone=mono, **lofo_params)
             run = rows_to_run(test, ranked, part_of)
             if sd == seeds[0]:
                 runs[f"ranker:{v}"] = run
@@ -353,6 +361,7 @@ def set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, 
         set_test = test._replace(queries=[q._replace(family=set_of[q.qid]) for q in test.queries])
         set_train = train._replace(queries=[q._replace(family=set_of[q.qid]) for q in train.queries])
         ranked = leave_one_family_out(set_test, train=set_train, features=portable, seed=seeds[0], balance=args.balance,
+                                      monotone=evidence_constraints(portable) if args.monotone == "evidence" else None,
                                       **lofo_params)
         runs["ranker:leave-one-set-out"] = rows_to_run(set_test, ranked, part_of)
         log("leave-one-set-out done")
@@ -365,6 +374,7 @@ def set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, 
         doc_train = train._replace(queries=[q._replace(family=(q.doc if set_of[q.qid] == "prospectus-zh" else q.family))
                                             for q in train.queries])
         ranked = leave_one_family_out(doc_test, train=doc_train, features=portable, seed=seeds[0], balance=args.balance,
+                                      monotone=evidence_constraints(portable) if args.monotone == "evidence" else None,
                                       families=sorted({q.doc for q in zh}), **lofo_params)
         runs["ranker:leave-one-prospectus-out"] = rows_to_run(doc_test, ranked, part_of)
         log("leave-one-prospectus-out done")
@@ -411,7 +421,9 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
     bm = pq["bm25"]
     bm_map = float(np.mean([bm[q.qid]["map"] for q in fil_doc.queries])) if fil else 0.0
     for sd in [int(s) for s in args.company_cv_seeds.split(",") if s]:
-        ranked = cross_validate(fil_doc, also=[fil_col], seed=sd, **params)
+        ranked = cross_validate(fil_doc, also=[fil_col], seed=sd,
+                                monotone=evidence_constraints(portable) if args.monotone == "evidence" else None,
+                                **params)
         run = {q.qid: _pages(fil.index, rows[:DEPTH], q.doc) for q, rows in zip(fil_doc.queries, ranked)}
         p = per_query(run, fil_doc.queries)
         cv[str(sd)] = round(float(np.mean([p[q.qid]["map"] for q in fil_doc.queries])), 4)
@@ -471,6 +483,7 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
     for name, feats in todo:
         _, train, _ = training_sets(parts, feats)
         model = train_ranker(train, seed=0, balance=args.balance, metadata=meta, n_estimators=args.trees,
+                             monotone=evidence_constraints(feats) if args.monotone == "evidence" else None,
                              learning_rate=args.learning_rate)
         path = model.save(out_dir / f"{name}.txt")
         out[name] = {"path": str(path), "queries": len(train.queries), "features": list(feats)}

@@ -86,7 +86,8 @@ def fit_configs():
 
 
 def config_names(fs: str, mentions: bool) -> tuple[str, ...]:
-    return FEATURE_SETS[fs] + (MENTIONS if mentions else ())
+    """``fs`` = a FEATURE_SETS key, with ``/mono`` for monotone evidence constraints."""
+    return FEATURE_SETS[fs.removesuffix("/mono")] + (MENTIONS if mentions else ())
 
 
 def config_label(c) -> str:
@@ -246,7 +247,11 @@ def _fit_score(task) -> dict:
     y = d.train_y[rows]
     g = d.train_group[train_idx]
     w = family_weights(train_idx, key=lambda i: d.train_q[i]["family"]) if bal == "family" else None
-    model = LambdaRanker(names, seed=seed, n_estimators=max(TREES), learning_rate=0.01).fit(X, y, g, group_weight=w)
+    from retrievers.features import EVIDENCE_DIRECTION
+
+    mono = {f: v for f, v in EVIDENCE_DIRECTION.items() if f in names} if fs.endswith("/mono") else None
+    model = LambdaRanker(names, seed=seed, n_estimators=max(TREES), learning_rate=0.01, monotone=mono).fit(
+        X, y, g, group_weight=w)
     out = {}
     for i in test_idx:
         Xt = d.test_X[d.test_sl[i]][:, cols]
@@ -334,7 +339,7 @@ def nested(args) -> int:
     out_path = Path(args.out)
     state = json.loads(out_path.read_text()) if out_path.exists() and args.resume else {}
     state.setdefault("outer", {})
-    state.update({"grid": {"features": {k: list(FEATURE_SETS[k]) for k in GRID["features"]},
+    state.update({"grid": {"features": {k: list(FEATURE_SETS[k.removesuffix("/mono")]) for k in GRID["features"]},
                            "mentions": list(MENTIONS) if True in GRID["mentions"] else [],
                            "mentions_off_tried": False in GRID["mentions"],
                            "trees": list(TREES), "fusion": list(FUSION), "balance": list(GRID["balance"])},
@@ -617,13 +622,14 @@ def main(argv=None) -> int:
     ap.add_argument("--report", default=None, help="render: also write the tables to this file")
     ap.add_argument("--seeds", default="0,1,2", help="companycv: seeds of the chosen configuration")
     ap.add_argument("--grid-features", default=",".join(GRID["features"]),
-                    help=f"run: feature sets searched, of {sorted(FEATURE_SETS)}")
+                    help=f"run: feature sets searched, of {sorted(FEATURE_SETS)}; NAME/mono adds monotone "
+                         "evidence constraints (retrievers.features.EVIDENCE_DIRECTION)")
     ap.add_argument("--grid-mentions", default="on,off", help="run: section mentions searched (on, off)")
     ap.add_argument("--grid-balance", default="family,none", help="run: group weights searched (family, none)")
     ap.add_argument("--grid-fusion", default=",".join(str(w) for w in FUSION),
                     help="run: BM25 rank-fusion weights searched")
     args = ap.parse_args(argv)
-    unknown = set(args.grid_features.split(",")) - set(FEATURE_SETS)
+    unknown = {f.removesuffix("/mono") for f in args.grid_features.split(",")} - set(FEATURE_SETS)
     if unknown:
         ap.error(f"unknown feature sets {sorted(unknown)}; known: {sorted(FEATURE_SETS)}")
     GRID["features"] = tuple(args.grid_features.split(","))

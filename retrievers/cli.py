@@ -260,6 +260,9 @@ def register_train_ranker(subparsers: Any) -> None:
     p.add_argument("--graded", action="store_true", help="grade chunks that hold evidence text above other chunks of a relevant page")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--trees", type=int, default=500, help="boosting rounds (default: 500, at learning rate 0.01)")
+    p.add_argument("--monotone", default="evidence", choices=["evidence", "none"],
+                   help="evidence (default, as the shipped rankers): more matching words or a closer embedding never "
+                        "lowers a candidate's score (LightGBM monotone constraints); none: unconstrained")
     _progress_flags(p)
     p.set_defaults(func=_cmd_train_ranker)
 
@@ -283,8 +286,10 @@ def resolve_features(spec: str, corpus) -> tuple[str, ...]:
 
 
 def train_from_queries(index, queries_path: str, *, features: str = "portable", scope: str = "doc", candidates: int = 100,
-                       graded: bool = False, seed: int = 0, trees: int = 500, progress: bool | None = None):
+                       graded: bool = False, seed: int = 0, trees: int = 500, monotone: str = "evidence",
+                       progress: bool | None = None):
     """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
+    from .features import evidence_constraints
     from .index import _progress_enabled
     from .training import concat_training_sets, file_sha1, load_queries, make_training_set, train_ranker
 
@@ -306,7 +311,10 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
         "graded": graded,
         "seed": seed,
     }
-    return train_ranker(ts, seed=seed, metadata=meta, n_estimators=trees), ts
+    if monotone not in ("evidence", "none"):
+        raise ConfigError(f"monotone must be 'evidence' or 'none', got {monotone!r}")
+    mono = evidence_constraints(names) if monotone == "evidence" else None
+    return train_ranker(ts, seed=seed, metadata=meta, n_estimators=trees, monotone=mono), ts
 
 
 def _cmd_train_ranker(args: argparse.Namespace) -> int:
@@ -315,7 +323,7 @@ def _cmd_train_ranker(args: argparse.Namespace) -> int:
     with Index.open(args.index) as index:
         model, ts = train_from_queries(index, args.queries, features=args.features, scope=args.scope,
                                        candidates=args.candidates, graded=args.graded, seed=args.seed,
-                                       trees=args.trees, progress=args.progress)
+                                       trees=args.trees, monotone=args.monotone, progress=args.progress)
         if args.out:
             path = model.save(args.out)
         else:

@@ -113,6 +113,8 @@ __all__ = [
     "DENSE_FEATURES",
     "ALL_FEATURES",
     "HELD_FEATURES",
+    "EVIDENCE_DIRECTION",
+    "evidence_constraints",
     "QUERY_LEXICAL",
     "QUERY_DENSE",
     "QueryScores",
@@ -150,6 +152,17 @@ PORTABLE_LEXICAL: tuple[str, ...] = (
 )  # fmt: skip
 PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
 PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
+#: the direction in which each evidence feature can only help a candidate (+1: more is
+#: better, -1: a lower rank is better): monotone constraints for the ranker, so that a
+#: prior learnt on one kind of question cannot turn more matching words into a lower score
+EVIDENCE_DIRECTION: dict[str, int] = {
+    **dict.fromkeys((
+        "bm25", "bm25_anc_max", "same_word_anc", "bm25_section", "bm25_rel", "page_bm25", "page_bm25_rel",
+        "coverage", "coverage_ctx", "page_coverage", "dense", "dense_path", "dense_rel", "bm25_z", "anc_rel",
+        "same_word_anc_frac", "section_rel", "page_bm25_z", "sec_mention", "dense_z", "dense_path_z",
+        "idf_coverage", "page_idf_coverage"), 1),
+    **dict.fromkeys(("bm25_rank", "page_rank", "dense_rank"), -1),
+}
 _NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE + QUERY_DENSE)
 
 
@@ -162,6 +175,11 @@ def _mask(n: int, rows: np.ndarray) -> np.ndarray:
 
 def _distinct(tokens: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(tokens))
+
+
+def evidence_constraints(names: Sequence[str]) -> dict[str, int]:
+    """:data:`EVIDENCE_DIRECTION` for the features in ``names`` (the ranker's ``monotone``)."""
+    return {n: EVIDENCE_DIRECTION[n] for n in names if n in EVIDENCE_DIRECTION}
 
 
 def feature_names(corpus: Corpus) -> tuple[str, ...]:

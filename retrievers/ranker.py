@@ -54,6 +54,10 @@ class LambdaRanker:
         Truncation of the NDCG that LambdaRank optimises.
     seed:
         Random seed; with ``deterministic`` LightGBM gives the same trees each run.
+    monotone:
+        Feature name -> +1 (the score may only rise with it), -1 (only fall) or 0,
+        LightGBM's monotone constraints; e.g. :data:`retrievers.features.EVIDENCE_DIRECTION`
+        (more matching evidence never lowers a candidate).  Names not given are free.
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class LambdaRanker:
         label_gain: Sequence[float] | None = None,
         eval_at: int = 10,
         seed: int = 0,
+        monotone: Mapping[str, int] | None = None,
     ) -> None:
         self.features = tuple(features)
         if not self.features:
@@ -84,6 +89,14 @@ class LambdaRanker:
         self.label_gain = tuple(label_gain) if label_gain is not None else None
         self.eval_at = int(eval_at)
         self.seed = int(seed)
+        self.monotone = None
+        if monotone:
+            unknown = sorted(set(monotone) - set(self.features))
+            bad = sorted(k for k, v in monotone.items() if v not in (-1, 0, 1))
+            if unknown or bad:
+                raise ConfigError(f"monotone: {'features not in the model ' + str(unknown) if unknown else ''}"
+                                  f"{'; ' if unknown and bad else ''}{'directions must be -1, 0 or 1 for ' + str(bad) if bad else ''}")
+            self.monotone = {f: int(monotone[f]) for f in self.features if monotone.get(f)}
 
     def get_params(self) -> dict[str, Any]:
         return {
@@ -98,11 +111,16 @@ class LambdaRanker:
             "label_gain": list(self.label_gain) if self.label_gain is not None else None,
             "eval_at": self.eval_at,
             "seed": self.seed,
+            "monotone": dict(self.monotone) if self.monotone else None,
         }
 
     def _lgb_params(self, max_label: int) -> dict[str, Any]:
         gain = list(self.label_gain) if self.label_gain is not None else [float(2**g - 1) for g in range(max(max_label, 1) + 1)]
+        extra = {}
+        if self.monotone:
+            extra["monotone_constraints"] = [self.monotone.get(f, 0) for f in self.features]
         return {
+            **extra,
             "objective": "lambdarank",
             "metric": "ndcg",
             "eval_at": [self.eval_at],

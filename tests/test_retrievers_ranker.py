@@ -138,3 +138,33 @@ def test_rrf():
         rrf([[1]], k=0)
     with pytest.raises(ConfigError):
         rrf([[1]], weights=[1, 2])
+
+
+def test_monotone_constraint_holds_against_the_data(tmp_path):
+    # relevance falls with column 0 in the data; constrained to +1, the score may not fall with it
+    rng = np.random.default_rng(3)
+    n_q, per = 80, 20
+    X = rng.normal(size=(n_q * per, 2)).astype(np.float32)
+    y = ((-X[:, 0] + 0.3 * X[:, 1] + 0.3 * rng.normal(size=n_q * per)) > 0.8).astype(int)
+    g = [per] * n_q
+    free = LambdaRanker(["a", "b"], n_estimators=60, learning_rate=0.1).fit(X, y, g)
+    tied = LambdaRanker(["a", "b"], n_estimators=60, learning_rate=0.1, monotone={"a": 1}).fit(X, y, g)
+    grid = np.column_stack([np.linspace(-3, 3, 61), np.zeros(61)]).astype(np.float32)
+    assert np.diff(free.predict(grid)).min() < 0  # the free model follows the data down
+    assert np.diff(tied.predict(grid)).min() >= 0
+    back = LambdaRanker.load(tied.save(tmp_path / "m.txt"))
+    assert back.monotone == {"a": 1} and np.allclose(back.predict(grid), tied.predict(grid))
+    with pytest.raises(ConfigError, match="not in the model"):
+        LambdaRanker(["a"], monotone={"z": 1})
+    with pytest.raises(ConfigError, match="-1, 0 or 1"):
+        LambdaRanker(["a"], monotone={"a": 2})
+
+
+def test_evidence_directions_cover_the_portable_scores():
+    from retrievers.features import EVIDENCE_DIRECTION, KNOWN_FEATURES, PORTABLE_FEATURES, evidence_constraints
+
+    assert set(EVIDENCE_DIRECTION) <= set(KNOWN_FEATURES)
+    got = evidence_constraints(PORTABLE_FEATURES)
+    assert got["bm25_z"] == 1 and got["dense_rank"] == -1 and got["page_rank"] == -1
+    # structure and question-type features stay free: their effect depends on the question
+    assert not {"pos", "depth", "page_pos", "num_ratio", "page_num_ratio", "q_amount", "length_rel"} & set(got)
