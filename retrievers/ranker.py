@@ -92,10 +92,11 @@ class LambdaRanker:
         self.monotone = None
         if monotone:
             unknown = sorted(set(monotone) - set(self.features))
+            if unknown:
+                raise ConfigError(f"monotone: features not in the model {unknown}; the model has {list(self.features)}")
             bad = sorted(k for k, v in monotone.items() if v not in (-1, 0, 1))
-            if unknown or bad:
-                raise ConfigError(f"monotone: {'features not in the model ' + str(unknown) if unknown else ''}"
-                                  f"{'; ' if unknown and bad else ''}{'directions must be -1, 0 or 1 for ' + str(bad) if bad else ''}")
+            if bad:
+                raise ConfigError(f"monotone: directions must be -1, 0 or 1, got {bad}")
             self.monotone = {f: int(monotone[f]) for f in self.features if monotone.get(f)}
 
     def get_params(self) -> dict[str, Any]:
