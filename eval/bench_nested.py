@@ -247,9 +247,9 @@ def _fit_score(task) -> dict:
     y = d.train_y[rows]
     g = d.train_group[train_idx]
     w = family_weights(train_idx, key=lambda i: d.train_q[i]["family"]) if bal == "family" else None
-    from retrievers.features import EVIDENCE_DIRECTION
+    from retrievers.features import evidence_constraints
 
-    mono = {f: v for f, v in EVIDENCE_DIRECTION.items() if f in names} if fs.endswith("/mono") else None
+    mono = evidence_constraints(names) if fs.endswith("/mono") else None
     model = LambdaRanker(names, seed=seed, n_estimators=max(TREES), learning_rate=0.01, monotone=mono).fit(
         X, y, g, group_weight=w)
     out = {}
@@ -437,11 +437,10 @@ def company_cv_nested(args) -> int:
     data = Data(cache)
     mentions = GRID["mentions"][0]
     companies = sorted({q["family"] for q in data.test_q if q["set"] == "filings"})
-    fil_train = [i for i, q in enumerate(data.train_q) if q["qid"].startswith("filings:")]
+    fil_train = {i for i, q in enumerate(data.train_q) if q["qid"].startswith("filings:")}
 
     def rows_without(excluded: set[str]) -> list[int]:
-        docs = set().union(*(data.fam_docs[c] for c in excluded))
-        return [i for i in fil_train if data.train_q[i]["family"] not in excluded and data.train_q[i]["doc"] not in docs]
+        return [i for i in data.train_rows(excluded) if i in fil_train]
 
     def tests_of(cs: set[str]) -> list[int]:
         return [i for i in data.test_of(cs) if data.test_q[i]["set"] == "filings"]
