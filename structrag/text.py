@@ -1,0 +1,26 @@
+"""Text helpers shared by every stage: character classes of CJK scripts (one definition each).
+
+Each class is a string of ``a-b`` ranges to put inside a regular-expression character class
+(``rf"[{CJK_SCRIPT}]"``).  They differ on purpose: a tokeniser counts full-width punctuation as
+CJK, a heading rule asks only whether a line is Chinese.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "FULLWIDTH",
+           "CJK_SCRIPT", "CJK_WIDE", "HAN_ANY"]
+
+KANA = "\u3040-\u30ff"  # hiragana, katakana
+HAN_EXT_A = "\u3400-\u4dbf"  # CJK unified ideographs extension A
+HAN = "\u4e00-\u9fff"  # CJK unified ideographs
+HANGUL = "\uac00-\ud7af"  # Hangul syllables
+HAN_COMPAT = "\uf900-\ufaff"  # CJK compatibility ideographs
+CJK_SYMBOLS = "\u3000-\u303f"  # CJK symbols and punctuation
+FULLWIDTH = "\uff00-\uffef"  # half-width and full-width forms
+
+#: letters of the CJK scripts: what a tokeniser cuts into characters or bigrams
+CJK_SCRIPT = KANA + HAN_EXT_A + HAN + HANGUL + HAN_COMPAT
+#: the scripts plus their punctuation and full-width forms: one token per character
+CJK_WIDE = CJK_SYMBOLS + CJK_SCRIPT + FULLWIDTH
+#: Han from extension A to the end of the unified block (Chinese contents lines)
+HAN_ANY = "\u3400-\u9fff"
