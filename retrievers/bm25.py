@@ -196,15 +196,18 @@ class SparseBM25:
             raise IndexFormatError(f"cannot read BM25 index: {e}", path=p) from e
         if meta.get("format") != "structrag-bm25/1":
             raise IndexFormatError(f"not a structrag BM25 index (format {meta.get('format')!r})", path=p)
-        obj = cls(meta["k1"], meta["b"], meta["idf"])
-        obj.n_docs_ = int(meta["n_docs"])
-        if (p / "bm25s").is_dir():
-            bm = bm25s.BM25.load(p / "bm25s", allow_pickle=False, show_progress=False)
-            obj._bm = bm
-            obj.vocab_ = bm.vocab_dict
-        else:
-            obj._bm = None
-            obj.vocab_ = json.loads((p / "vocab.json").read_text(encoding="utf-8"))
+        try:
+            obj = cls(meta["k1"], meta["b"], meta["idf"])
+            obj.n_docs_ = int(meta["n_docs"])
+            if (p / "bm25s").is_dir():
+                bm = bm25s.BM25.load(p / "bm25s", allow_pickle=False, show_progress=False)
+                obj._bm = bm
+                obj.vocab_ = bm.vocab_dict
+            else:
+                obj._bm = None
+                obj.vocab_ = json.loads((p / "vocab.json").read_text(encoding="utf-8"))
+        except Exception as e:  # noqa: BLE001 - a damaged cache file fails in many ways; the caller rebuilds it
+            raise IndexFormatError(f"cannot read BM25 index: {type(e).__name__}: {e}", path=p) from e
         return obj
 
 

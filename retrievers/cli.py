@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from structrag.cli_flags import add_renamed_option
 from structrag.errors import ConfigError, InputError
+from structrag.text import printable
 
 __all__ = ["register_index", "register_query", "register_train_ranker", "register_demo"]
 
@@ -220,9 +221,10 @@ def print_hits(hits, *, as_json: bool, out=None) -> None:
         return
     for i, h in enumerate(hits, 1):
         path = " > ".join(h.section_path) if h.section_path else "(before the first heading)"
-        print(f"{i:2d}. {h.doc}  {_pages_label(h.pages)}  score {h.score:.3f}", file=out)
-        print(f"     {path}", file=out)
-        print(_snippet(h.text), file=out)
+        # text from a PDF may hold terminal escape sequences: shown, never sent raw (--json is escaped already)
+        print(printable(f"{i:2d}. {h.doc}  {_pages_label(h.pages)}  score {h.score:.3f}"), file=out)
+        print(printable(f"     {path}"), file=out)
+        print(printable(_snippet(h.text)), file=out)
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
@@ -230,6 +232,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise ConfigError("-k must be at least 1")
+    if args.candidates < 1:
+        raise ConfigError(f"--candidates must be at least 1, not {args.candidates}")
     with Index.open(args.index) as index:
         hits = index.search(args.question, k=args.k, doc=args.doc, mode=args.mode, candidates=args.candidates)
     try:

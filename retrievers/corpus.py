@@ -323,12 +323,12 @@ class Corpus:
             with np.load(p / "arrays.npz", allow_pickle=False) as z:
                 arrays = {k: z[k] for k in _ARRAYS}
             names_json = json.loads((p / "docs.json").read_text(encoding="utf-8"))
-            names, titles = names_json["names"], names_json["node_titles"]
-        except (OSError, KeyError, ValueError) as e:
-            raise IndexFormatError(f"cannot read search arrays: {e}", path=p) from e
-        if chunk_vectors is None and (p / "chunk_vectors.npy").exists():
-            chunk_vectors = np.load(p / "chunk_vectors.npy", allow_pickle=False)
-            node_vectors = np.load(p / "node_vectors.npy", allow_pickle=False)
+            names, titles = list(names_json["names"]), list(names_json["node_titles"])
+            if chunk_vectors is None and (p / "chunk_vectors.npy").exists():
+                chunk_vectors = np.load(p / "chunk_vectors.npy", allow_pickle=False)
+                node_vectors = np.load(p / "node_vectors.npy", allow_pickle=False)
+        except Exception as e:  # noqa: BLE001 - BadZipFile, truncated arrays, bad JSON ...: the caller rebuilds
+            raise IndexFormatError(f"cannot read search arrays: {type(e).__name__}: {e}", path=p) from e
         return cls(
             doc_names=list(names),
             bm25_chunks=SparseBM25.load(p / "bm25_chunks"),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ import threading
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
@@ -137,6 +139,43 @@ def atomic_save_npy(path: Path, array: np.ndarray) -> None:
     _fsync_dir(path.parent)
 
 
+def _damaged(root: Path, exc: BaseException) -> IndexFormatError:
+    return IndexFormatError(
+        f"cannot read {DB_NAME}: {exc}", path=root,
+        hint="the index database is damaged; build the index again from the PDFs "
+             "(structrag index PDF... --out NEW_DIR)")
+
+
+def _reads(method):
+    """A read of the database: a damaged file or row is an IndexFormatError naming the index, not a traceback."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, zlib.error) as exc:
+            if isinstance(exc, IndexFormatError):
+                raise
+            raise _damaged(self.root, exc) from exc
+
+    return wrapper
+
+
+def _file_crc(path: Path) -> tuple[int, int]:
+    """(size, CRC-32) of a file, read in blocks."""
+    crc, size = 0, 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+            size += len(block)
+    return size, crc
+
+
+def _read_only_storage(root: Path, db: Path) -> bool:
+    """The index sits where this process cannot write (a read-only mount, a container layer, mode bits)."""
+    return not (os.access(root, os.W_OK) and os.access(db, os.W_OK))
+
+
 def _major(version: str) -> str:
     return str(version).split(".", 1)[0]
 
@@ -144,16 +183,23 @@ def _major(version: str) -> str:
 class Store:
     """The SQLite file and the folders beside it (one per index directory)."""
 
-    def __init__(self, root: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, root: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.root = root
         self.conn = conn
+        self.read_only = read_only
         self._lock = threading.RLock()
         self._lock_fd: int | None = None
 
     # --- opening ------------------------------------------------------------
     @staticmethod
-    def _connect(db: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(db), timeout=30.0, isolation_level=None, check_same_thread=False)
+    def _connect(db: Path, *, read_only: bool = False) -> sqlite3.Connection:
+        if read_only:
+            # a WAL reader creates the -shm file beside the database, which read-only storage refuses;
+            # nothing can write there either, so the file is read as immutable
+            conn = sqlite3.connect(f"file:{quote(str(db.resolve()))}?immutable=1", uri=True, timeout=30.0,
+                                   isolation_level=None, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(str(db), timeout=30.0, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA foreign_keys = ON")
         return conn
 
@@ -168,11 +214,12 @@ class Store:
             raise IndexFormatError(
                 f"not a structrag index (no {DB_NAME})", path=root, hint="create one with: structrag index PDF... --out DIR"
             )
+        read_only = _read_only_storage(root, db)
         try:
-            conn = cls._connect(db)
+            conn = cls._connect(db, read_only=read_only)
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as e:
-            raise IndexFormatError(f"cannot read {DB_NAME}: {e}", path=root) from e
+            raise _damaged(root, e) from e
         if rows.get("format") != INDEX_FORMAT:
             conn.close()
             raise IndexFormatError(f"not a structrag index (format {rows.get('format')!r})", path=root)
@@ -184,7 +231,7 @@ class Store:
                 path=root,
                 hint="re-create the index with this version: structrag index PDF... --out NEW_DIR",
             )
-        return cls(root, conn)
+        return cls(root, conn, read_only=read_only)
 
     @classmethod
     def create(cls, root: str | os.PathLike, settings: Mapping[str, Any]) -> "Store":
@@ -225,6 +272,9 @@ class Store:
         """Take the directory's writer lock (one writing process at a time)."""
         if self._lock_fd is not None:
             return
+        if self.read_only:
+            raise ConfigError("the index is on read-only storage: it can be searched, not changed", path=self.root,
+                              hint="copy it to writable storage to add or remove documents")
         fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -242,6 +292,7 @@ class Store:
             self._lock_fd = None
 
     # --- metadata ------------------------------------------------------------
+    @_reads
     def meta(self) -> dict[str, str]:
         with self._lock:
             return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
@@ -262,6 +313,7 @@ class Store:
         v = self.meta().get(key)
         return json.loads(v) if v is not None else default
 
+    @_reads
     def generation(self) -> int:
         with self._lock:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -283,6 +335,7 @@ class Store:
                 raise
 
     # --- documents -----------------------------------------------------------------
+    @_reads
     def documents(self) -> list[DocRow]:
         with self._lock:
             rows = self.conn.execute(
@@ -297,11 +350,13 @@ class Store:
                 return d
         return None
 
+    @_reads
     def load_tree(self, name: str) -> dict | None:
         with self._lock:
             row = self.conn.execute("SELECT tree FROM documents WHERE name = ?", (name,)).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
+    @_reads
     def load_document(self, name: str) -> dict | None:
         with self._lock:
             row = self.conn.execute("SELECT document FROM documents WHERE name = ?", (name,)).fetchone()
@@ -375,14 +430,18 @@ class Store:
     def iter_doc_chunks(self) -> Iterator[tuple[DocRow, list[tuple]]]:
         """(document, its chunk rows (rowid, pages, sib_i, sib_n, section_path, tokens)) in index order."""
         for d in self.documents():
-            with self._lock:
-                rows = self.conn.execute(
-                    "SELECT id, pages, sibling_index, sibling_count, section_path, tokens FROM chunks "
-                    "WHERE doc_id = ? ORDER BY ord",
-                    (d.id,),
-                ).fetchall()
-            yield d, rows
+            yield d, self._doc_chunk_rows(d.id)
 
+    @_reads
+    def _doc_chunk_rows(self, doc_id: int) -> list[tuple]:
+        with self._lock:
+            return self.conn.execute(
+                "SELECT id, pages, sibling_index, sibling_count, section_path, tokens FROM chunks "
+                "WHERE doc_id = ? ORDER BY ord",
+                (doc_id,),
+            ).fetchall()
+
+    @_reads
     def doc_tokens(self, name: str) -> list[list[str]]:
         """The stored BM25 tokens of each chunk of document ``name``, in reading order."""
         with self._lock:
@@ -392,6 +451,7 @@ class Store:
             ).fetchall()
         return [r[0].split() for r in rows]
 
+    @_reads
     def chunk_keys(self) -> list[tuple[str, str, int]]:
         """``(document name, chunk id, rowid)`` of every chunk."""
         with self._lock:
@@ -399,6 +459,7 @@ class Store:
                 "SELECT d.name, c.chunk_id, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id"
             ).fetchall()
 
+    @_reads
     def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, ChunkRow]:
         if not len(rowids):
             return {}
@@ -429,11 +490,16 @@ class Store:
 
     def derived_ok(self, generation: int, layout: str) -> bool:
         """Whether ``derived/g<generation>`` is complete and of ``layout``."""
+        d = self.derived_dir(generation)
         try:
-            done = json.loads((self.derived_dir(generation) / "COMPLETE").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            done = json.loads((d / "COMPLETE").read_text(encoding="utf-8"))
+            if not (isinstance(done, dict) and done.get("generation") == generation and done.get("layout") == layout):
+                return False
+            # a damaged cache file must not answer queries: each file's size and CRC-32 are checked
+            # (folders written before the checksums were recorded have no "files" and are trusted)
+            return all(_file_crc(d / rel) == tuple(want) for rel, want in done.get("files", {}).items())
+        except (OSError, ValueError, TypeError, AttributeError):
             return False
-        return done.get("generation") == generation and done.get("layout") == layout
 
     def publish_derived(self, generation: int, writer, layout: str) -> Path:
         """Run ``writer(tmpdir)`` and rename the folder to ``derived/g<generation>`` when it returns.
@@ -448,7 +514,9 @@ class Store:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         writer(tmp)
-        (tmp / "COMPLETE").write_text(json.dumps({"generation": generation, "layout": layout}), encoding="utf-8")
+        files = {str(f.relative_to(tmp)): list(_file_crc(f)) for f in sorted(tmp.rglob("*")) if f.is_file()}
+        (tmp / "COMPLETE").write_text(json.dumps({"generation": generation, "layout": layout, "files": files}),
+                                      encoding="utf-8")
         for dirpath, _, files in os.walk(tmp):
             for fn in files:
                 with open(os.path.join(dirpath, fn), "rb") as f:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -73,10 +74,15 @@ def register(sub: Any) -> None:
 def read_reference_headings(path: str | os.PathLike[str]) -> list[dict]:
     """The reference file's heading records, checked; pages stay 1-based here."""
     p = Path(path)
+    if p.is_dir():
+        raise ReferenceFormatError("is a folder, not a JSON file", path=p,
+                                   hint="pass the reference headings file: a JSON list of {text, page, bbox}")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ReferenceFormatError("file not found", path=p) from None
+    except OSError as exc:
+        raise ReferenceFormatError(f"cannot be read: {exc.strerror or exc}", path=p) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReferenceFormatError(f"not a JSON file ({exc})", path=p) from None
     if isinstance(data, dict) and isinstance(data.get("headings"), list):
@@ -95,8 +101,27 @@ def read_reference_headings(path: str | os.PathLike[str]) -> list[dict]:
         if bbox is not None and (not isinstance(bbox, list) or len(bbox) != 4
                                  or not all(isinstance(v, (int, float)) for v in bbox)):
             raise ReferenceFormatError(f"{where}: \"bbox\" must be [x0, y0, x1, y1] or null", path=p, page=page)
+        _check_style(rec, where, p, page)
         out.append(rec)
     return out
+
+
+def _check_style(rec: dict, where: str, path: Path, page: int) -> None:
+    """The optional style fields have the types the level predictors read (no inf, no strings for numbers)."""
+    def bad(field: str, want: str) -> ReferenceFormatError:
+        return ReferenceFormatError(f"{where}: \"{field}\" must be {want}, got {rec[field]!r}", path=path, page=page)
+
+    if "font" in rec and not isinstance(rec["font"], str):
+        raise bad("font", "a font name string")
+    if "size" in rec and (isinstance(rec["size"], bool) or not isinstance(rec["size"], (int, float))
+                          or not math.isfinite(rec["size"]) or rec["size"] < 0):
+        raise bad("size", "a font size in points (a finite number >= 0)")
+    for flag in ("bold", "italic"):
+        if flag in rec and not isinstance(rec[flag], bool):
+            raise bad(flag, "true or false")
+    if "color" in rec and (isinstance(rec["color"], bool) or not isinstance(rec["color"], int)
+                           or not 0 <= rec["color"] <= 0xFFFFFF):
+        raise bad("color", "an sRGB integer from 0 to 16777215")
 
 
 def headings_for_reference(records: Sequence[dict], document: Document | None) -> tuple[Heading, ...]:

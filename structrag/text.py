@@ -1,4 +1,4 @@
-"""Text helpers shared by every stage: character classes of CJK scripts (one definition each).
+"""Text helpers shared by every stage: control characters, and the character classes of CJK scripts.
 
 Each class is a string of ``a-b`` ranges to put inside a regular-expression character class
 (``rf"[{CJK_SCRIPT}]"``).  They differ on purpose: a tokeniser counts full-width punctuation as
@@ -7,7 +7,9 @@ CJK, a heading rule asks only whether a line is Chinese.
 
 from __future__ import annotations
 
-__all__ = ["KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "FULLWIDTH",
+import re
+
+__all__ = ["printable", "strip_control", "KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "FULLWIDTH",
            "CJK_SCRIPT", "CJK_WIDE", "HAN_ANY"]
 
 KANA = "\u3040-\u30ff"  # hiragana, katakana
@@ -24,3 +26,20 @@ CJK_SCRIPT = KANA + HAN_EXT_A + HAN + HANGUL + HAN_COMPAT
 CJK_WIDE = CJK_SYMBOLS + CJK_SCRIPT + FULLWIDTH
 #: Han from extension A to the end of the unified block (Chinese contents lines)
 HAN_ANY = "\u3400-\u9fff"
+
+
+# C0 controls but tab and newline, DEL, C1 controls: never text a reader meant to see
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_control(text: str) -> str:
+    """``text`` without control characters (tab and newline kept)."""
+    return _CONTROL.sub("", text)
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: each control character shown as ``\\xNN`` instead of acted on.
+
+    A PDF may carry escape sequences (``ESC ]0;...BEL`` retitles a terminal, ``ESC[31m`` recolours it).
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
