@@ -85,7 +85,7 @@ def _event_printer(quiet: bool):
     t0 = time.perf_counter()
 
     def emit(kind: str, name: str, detail: str) -> None:
-        if quiet and kind != "failed":
+        if quiet and kind not in ("failed", "warning"):
             return
         el = time.perf_counter() - t0
         tail = f": {detail}" if detail else ""
@@ -124,9 +124,29 @@ def register_index(subparsers: Any) -> None:
                        "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
     _parse_arguments(p)
     _progress_flags(p)
-    p.add_argument("--quiet", action="store_true", help="report only failures")
+    p.add_argument("--quiet", action="store_true", help="report only failures and warnings")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    pw = p.add_mutually_exclusive_group()
+    pw.add_argument("--password", default=None, help="password of the encrypted PDFs (never stored in the index)")
+    pw.add_argument("--password-file", default=None, metavar="FILE.json",
+                    help='passwords per file: a JSON object {"FILE NAME or PATH": "password", ...}')
+    p.add_argument("--repair", action="store_true",
+                   help="re-embed documents whose vector files are missing or unreadable, and rewrite the search "
+                        "arrays from the database")
     p.set_defaults(func=_cmd_index)
+
+
+def _passwords(args: argparse.Namespace):
+    if args.password_file is None:
+        return args.password
+    path = Path(args.password_file)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise InputError(f"cannot read the password file: {e}", path=path) from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise InputError('the password file must be a JSON object {"file name or path": "password"}', path=path)
+    return data
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
@@ -134,6 +154,9 @@ def _cmd_index(args: argparse.Namespace) -> int:
         raise ConfigError("--workers must be at least 1")
     if args.engine != "ray" and args.ray_address:
         raise ConfigError("--ray-address needs --engine ray")
+    if args.engine == "ray" and (args.password or args.password_file):
+        raise ConfigError("--password and --password-file work with the local engine only",
+                          hint="decrypt the PDFs first, or index them without --engine ray")
     popts, copts = _options(args)
     t0 = time.perf_counter()
     index = _ensure_index(args.out, args, popts, copts)
@@ -141,13 +164,15 @@ def _cmd_index(args: argparse.Namespace) -> int:
         options = dict(progress=args.progress, parse_options=popts and {**index.parse_options, **popts},
                        chunk_options=copts and {**index.chunk_options, **copts},
                        on_event=_event_printer(args.quiet or args.json))
+        if args.repair:
+            index.repair(on_event=options["on_event"])
         if args.engine == "ray":
             from .ray_ingest import ray_add
 
             report = ray_add(index, args.paths, workers=args.workers, ray_address=args.ray_address,
                              docs_per_batch=args.docs_per_batch, **options)
         else:
-            report = index.add(args.paths, workers=args.workers or 1, **options)
+            report = index.add(args.paths, workers=args.workers or 1, password=_passwords(args), **options)
         secs = time.perf_counter() - t0
         docs = index.documents()
         summary = {
@@ -390,14 +415,16 @@ def register_demo(subparsers: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .index import Index, _file_sha1
+    from structrag.files import file_sha1
+
+    from .index import Index
     from .store import DB_NAME
 
     pdf = Path(args.pdf) if args.pdf else default_demo_pdf()
     if not pdf.is_file():
         raise InputError("no such file", path=pdf)
     query = args.query or (DEMO_QUERY if pdf.name == DEMO_PDF else GENERIC_QUERY)
-    sha = _file_sha1(pdf)
+    sha = file_sha1(pdf)
     root = Path(args.cache) if args.cache else _cache_root()
     from .dense import dense_available
 

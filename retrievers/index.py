@@ -36,12 +36,14 @@ from typing import Any, Callable, Iterable, Literal, Mapping, NamedTuple, Sequen
 
 import numpy as np
 
-from structrag.errors import ConfigError, IndexFormatError, ModelError, StructragError
+from structrag.errors import ConfigError, EncryptedPDFError, IndexFormatError, ModelError, StructragError
+from structrag.files import file_sha1
 from structrag.model import Chunk
 
 from .bm25 import BM25Params, TopK, top_k
 from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord, doc_nodes, path_text
 from .features import QueryScores, available_features, compute_features, query_scores
+from .identity import display_names, match_file, resolve_name
 from .ranker import LambdaRanker, default_model_path, rrf
 from .store import Store, atomic_save_npy
 from .tokenization import Tokenizer
@@ -92,14 +94,6 @@ class DocInfo(NamedTuple):
     n_chunks: int
 
 
-def _file_sha1(path: Path) -> str:
-    h = hashlib.sha1()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _key(*parts: Any) -> str:
     return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
@@ -127,7 +121,7 @@ def _jsonable(x: Any) -> Any:
 
 
 def _process_pdf(path: str, parse_options: Mapping[str, Any], chunk_options: Mapping[str, Any],
-                 tokenizer: Mapping[str, Any]) -> dict[str, Any]:
+                 tokenizer: Mapping[str, Any], password: str | None = None) -> dict[str, Any]:
     """Parse, chunk and tokenise one PDF (runs in a worker process)."""
     import warnings
 
@@ -136,7 +130,7 @@ def _process_pdf(path: str, parse_options: Mapping[str, Any], chunk_options: Map
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # kept on the document as warnings
-        parsed = parse_pdf(path, progress=False, **dict(parse_options))
+        parsed = parse_pdf(path, progress=False, password=password, **dict(parse_options))
     chunks = chunk_document(parsed.document, parsed.tree, **dict(chunk_options))
     tok = Tokenizer.from_dict(tokenizer)
     return {
@@ -146,6 +140,7 @@ def _process_pdf(path: str, parse_options: Mapping[str, Any], chunk_options: Map
         "tokens": [tok.tokenize(c.text) for c in chunks],
         "page_count": parsed.document.page_count,
         "stats": _jsonable(parsed.stats),
+        "warnings": list(parsed.document.warnings),
     }
 
 
@@ -197,6 +192,8 @@ class Index:
         self._vindex = None
         self._ranker: LambdaRanker | None = None
         self._lock = threading.RLock()
+        self._doc_paths: dict[str, str] | None = None  # name -> path, for resolving --doc
+        self._vectors_error: IndexFormatError | None = None  # set when opened without unreadable vectors
         self.last_report: AddReport | None = None  # what Index.build did
 
     # --- construction ---------------------------------------------------------
@@ -256,10 +253,20 @@ class Index:
 
     @classmethod
     def open(cls, path: str | os.PathLike) -> "Index":
-        """Open an existing index (checks its format and schema version)."""
+        """Open an existing index (checks its format and schema version).
+
+        Vector files that are missing or unreadable do not keep the index from opening: lexical
+        search works, the dense modes raise the error with its fix (``structrag index ... --repair``).
+        """
         store = Store.open(path)
         try:
-            return cls(store, cls._load_corpus(store))
+            try:
+                index = cls(store, cls._load_corpus(store))
+            except _VectorsUnreadable as e:
+                log.warning("index %s: %s; searching without dense vectors", store.root, e)
+                index = cls(store, cls._load_corpus(store, vectors=False))
+                index._vectors_error = e
+            return index
         except BaseException:
             store.close()
             raise
@@ -320,15 +327,16 @@ class Index:
                 cv.append(np.load(store.vectors_dir / f"{d.vectors}.chunks.npy", allow_pickle=False))
                 nv.append(np.load(store.vectors_dir / f"{d.vectors}.nodes.npy", allow_pickle=False))
             except (OSError, ValueError) as e:
-                raise IndexFormatError(f"vectors of {d.name!r} cannot be read: {e}", path=store.root) from e
+                raise _VectorsUnreadable(f"vectors of {d.name!r} cannot be read: {e}", path=store.root,
+                                         hint="re-embed them: structrag index PDF... --out DIR --repair") from e
         return np.concatenate(cv).astype(np.float32, copy=False), np.concatenate(nv).astype(np.float32, copy=False)
 
     @classmethod
-    def _load_corpus(cls, store: Store) -> Corpus:
+    def _load_corpus(cls, store: Store, *, vectors: bool = True) -> Corpus:
         meta = store.meta()
         tokenizer = Tokenizer.from_dict(json.loads(meta["tokenizer"]))
         bm25 = BM25Params(**json.loads(meta["bm25"]))
-        dense = json.loads(meta.get("dense_model", "null")) is not None
+        dense = vectors and json.loads(meta.get("dense_model", "null")) is not None
         for _attempt in range(3):
             gen = store.generation()
             docs = store.documents()
@@ -457,10 +465,12 @@ class Index:
         atomic_save_npy(self._store.vectors_dir / f"{stem}.chunks.npy", cv)
         atomic_save_npy(self._store.vectors_dir / f"{stem}.nodes.npy", nv)
 
-    def _commit_document(self, *, name: str, path: str, sha1: str, options_key: str, page_count: int,
+    def _commit_document(self, *, name: str | None, path: str, sha1: str, options_key: str, page_count: int,
                          chunks: Sequence[Mapping[str, Any]], tokens: Sequence[Sequence[str]],
                          tree: Any, document: Any, stats: Mapping[str, Any], progress: bool = False,
-                         vectors: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                         vectors: tuple[np.ndarray, np.ndarray] | None = None,
+                         replacing: str | None = None) -> str:
+        """Store one document; ``name=None``: a file, named by :meth:`_name_new_file`.  Returns its name."""
         stem = None
         if vectors is not None and not self.has_dense:
             raise ConfigError("vectors were given for an index built without dense retrieval", path=self.path)
@@ -481,10 +491,34 @@ class Index:
                 atomic_save_npy(self._store.vectors_dir / f"{stem}.chunks.npy", cv)
                 atomic_save_npy(self._store.vectors_dir / f"{stem}.nodes.npy", nv)
         with self._store.transaction() as c:
+            if name is None:  # a file: named by its path among the files of the same base name
+                name = self._name_new_file(c, path, replacing=replacing)
+            elif replacing is not None and replacing != name:
+                self._store.delete_document(c, replacing)
             self._store.insert_document(
                 c, name=name, path=path, sha1=sha1, options_key=options_key, page_count=page_count,
                 chunks=chunks, tokens=tokens, vectors=stem, tree=tree, document=document, stats=stats,
             )
+        self._doc_paths = None
+        return name
+
+    def _name_new_file(self, c, path: str, *, replacing: str | None) -> str:
+        """The name of the file at ``path`` (inside transaction ``c``): its base name while unique, else the
+        shortest distinguishing tail of its path; indexed files of that base name are renamed to match."""
+        if replacing is not None:
+            self._store.delete_document(c, replacing)
+        base = Path(path).name
+        # documents named after their file (not add_chunks' own names) take part in the naming
+        docs = [d for d in self._store.documents() if d.path and Path(d.path).name == base
+                and (d.name == base or d.name.endswith("/" + base))]
+        names = display_names([d.path for d in docs] + [path])
+        taken = {d.name for d in self._store.documents()} - {d.name for d in docs}
+        if names[-1] in taken:  # a name add_chunks chose: the full path is still unique
+            names[-1] = os.path.abspath(path)
+        for d, new in zip(docs, names):
+            if d.name != new:
+                self._store.rename_document(c, d.name, new)
+        return names[-1]
 
     def _publish(self) -> None:
         """Search arrays for the committed generation, written atomically; then old files removed."""
@@ -513,15 +547,20 @@ class Index:
         parse_options: Mapping[str, Any] | None = None,
         chunk_options: Mapping[str, Any] | None = None,
         on_event: Callable[[str, str, str], None] | None = None,
+        password: str | Mapping[str, str] | None = None,
     ) -> AddReport:
         """Parse, chunk, embed and store PDFs (files or folders); returns what happened to each.
 
-        A file already indexed with the same content and options is left as it
-        is; a file whose name is indexed but whose content changed replaces the
-        old one.  A file that fails (not a PDF, encrypted, damaged) is reported
-        in ``failed`` and the others go on.  ``on_event(kind, name, detail)`` is
-        called as each file is done (``added``, ``replaced``, ``unchanged``,
-        ``failed``).
+        A document is a file (:mod:`retrievers.identity`): a file already indexed
+        with the same content and options is left as it is; the file at an indexed
+        path with new content replaces the old one; a different file with the
+        same base name is added beside it (both are then named by their path's
+        tail, e.g. ``acme/report.pdf``).  A file that fails (not a PDF, encrypted,
+        damaged) is reported in ``failed`` and the others go on.  ``password``:
+        for encrypted PDFs, one for all or a mapping from file name (or path) to
+        password; never stored.  ``on_event(kind, name, detail)`` is called as
+        each file is done (``added``, ``replaced``, ``unchanged``, ``failed``,
+        and ``warning`` for a document that was indexed with a warning).
         """
         if workers < 1:
             raise ConfigError(f"workers must be at least 1, got {workers}")
@@ -537,31 +576,26 @@ class Index:
         self._store.lock()
         try:
             existing = {d.name: d for d in self._store.documents()}
-            todo: list[tuple[Path, str]] = []
-            names_seen: dict[str, Path] = {}
+            indexed = [(d.name, d.path, d.sha1) for d in existing.values()]
+            todo: list[tuple[Path, str, str | None]] = []  # (file, sha1, the document it replaces)
             for f in files:
-                name = f.name
-                if name in names_seen:
-                    msg = f"another file named {name!r} is in this batch ({names_seen[name]}); documents are keyed by file name"
-                    report.failed.append((str(f), msg))
-                    emit("failed", name, msg)
-                    continue
-                names_seen[name] = f
                 try:
-                    sha1 = _file_sha1(f)
-                except OSError as e:
-                    report.failed.append((str(f), f"cannot read: {e.strerror or e}"))
-                    emit("failed", name, str(e))
+                    sha1 = file_sha1(f)  # checks it is a regular file first: a FIFO or /dev/zero never ends
+                except StructragError as e:
+                    report.failed.append((str(f), str(e)))
+                    emit("failed", f.name, str(e))
                     continue
-                old = existing.get(name)
+                # a document is a file: another file of the same base name is a new document, never a replacement
+                match = match_file(str(f), sha1, indexed)
+                old = existing.get(match.name) if match.name is not None else None
                 if old is not None and old.sha1 == sha1 and old.options_key == okey:
-                    report.unchanged.append(name)
-                    emit("unchanged", name, "")
+                    report.unchanged.append(old.name)
+                    emit("unchanged", old.name, "")
                     continue
-                todo.append((f, sha1))
+                todo.append((f, sha1, old.name if old is not None else None))
             show = _progress_enabled(progress)
             if todo:
-                self._run(todo, popts, copts, okey, existing, workers, show, report, emit)
+                self._run(todo, popts, copts, okey, workers, show, report, emit, password)
             if todo or not self._store.derived_ok(self._store.generation(), LAYOUT):
                 self._publish()
         finally:
@@ -617,66 +651,81 @@ class Index:
             raise ConfigError(f"this shard was made for other index settings ({settings}, the index has {mine})",
                               path=path, hint="merge it into an index created with the same settings")
         for d in docs:
-            old = self._store.document(d.name)
+            rows = self._store.documents()
+            if d.path:  # a file: the same identity rules as Index.add
+                match = match_file(d.path, d.sha1, [(r.name, r.path, r.sha1) for r in rows])
+                old = next((r for r in rows if r.name == match.name), None)
+            else:
+                old = next((r for r in rows if r.name == d.name), None)
             if old is not None and old.sha1 == d.sha1 and old.options_key == d.options_key:
-                report.unchanged.append(d.name)
-                emit("unchanged", d.name, "")
+                report.unchanged.append(old.name)
+                emit("unchanged", old.name, "")
                 continue
-            self._commit_document(
-                name=d.name, path=d.path, sha1=d.sha1, options_key=d.options_key, page_count=d.page_count,
-                chunks=d.chunks, tokens=d.tokens, tree=d.tree, document=d.document, stats=d.stats,
-                vectors=d.vectors if self.has_dense else None,
+            name = self._commit_document(
+                name=None if d.path else d.name, path=d.path, sha1=d.sha1, options_key=d.options_key,
+                page_count=d.page_count, chunks=d.chunks, tokens=d.tokens, tree=d.tree, document=d.document,
+                stats=d.stats, vectors=d.vectors if self.has_dense else None,
+                replacing=old.name if old is not None else None,
             )
-            (report.replaced if old is not None else report.added).append(d.name)
-            emit("replaced" if old is not None else "added", d.name, f"{d.page_count} pages, {len(d.chunks)} chunks")
+            (report.replaced if old is not None else report.added).append(name)
+            emit("replaced" if old is not None else "added", name, f"{d.page_count} pages, {len(d.chunks)} chunks")
         if remove:
             Path(path).unlink(missing_ok=True)
 
-    def _run(self, todo, popts, copts, okey, existing, workers, show, report, emit) -> None:
+    def _run(self, todo, popts, copts, okey, workers, show, report, emit, password) -> None:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(todo), desc="indexing", unit="pdf", disable=not show, file=sys.stderr)
         tok = self.tokenizer.to_dict()
 
-        def done(f: Path, sha1: str, result: dict | None, error: BaseException | None) -> None:
-            name = f.name
+        def done(f: Path, sha1: str, replacing: str | None, result: dict | None, error: BaseException | None) -> None:
             if error is not None:
                 msg = str(error) if isinstance(error, StructragError) else f"{type(error).__name__}: {error}"
+                if isinstance(error, EncryptedPDFError):
+                    msg += " -- structrag index takes --password PASSWORD (or --password-file FILE.json)"
                 report.failed.append((str(f), msg))
-                emit("failed", name, msg)
+                emit("failed", f.name, msg)
                 bar.update(1)
                 return
-            self._commit_document(
-                name=name, path=str(f), sha1=sha1, options_key=okey, page_count=result["page_count"],
+            name = self._commit_document(
+                name=None, path=os.path.abspath(f), sha1=sha1, options_key=okey, page_count=result["page_count"],
                 chunks=result["chunks"], tokens=result["tokens"], tree=result["tree"], document=result["document"],
-                stats=result["stats"],
+                stats=result["stats"], replacing=replacing,
             )
-            kind = "replaced" if name in existing else "added"
+            kind = "replaced" if replacing is not None else "added"
             (report.replaced if kind == "replaced" else report.added).append(name)
             emit(kind, name, f"{result['page_count']} pages, {len(result['chunks'])} chunks")
+            for w in result.get("warnings", ()):
+                emit("warning", name, w)
             bar.update(1)
+
+        def pw(f: Path) -> str | None:
+            if password is None or isinstance(password, str):
+                return password
+            return password.get(str(f), password.get(f.name))
 
         try:
             if workers == 1 or len(todo) == 1:
-                for f, sha1 in todo:
+                for f, sha1, replacing in todo:
                     try:
-                        result = _process_pdf(str(f), popts, copts, tok)
+                        result = _process_pdf(str(f), popts, copts, tok, pw(f))
                     except (StructragError, OSError, ValueError, RuntimeError) as e:
-                        done(f, sha1, None, e)
+                        done(f, sha1, replacing, None, e)
                     else:
-                        done(f, sha1, result, None)
+                        done(f, sha1, replacing, result, None)
             else:
                 # spawn: a forked child would inherit torch's thread pools (and hang)
                 with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn")) as ex:
-                    futs = {ex.submit(_process_pdf, str(f), popts, copts, tok): (f, sha1) for f, sha1 in todo}
+                    futs = {ex.submit(_process_pdf, str(f), popts, copts, tok, pw(f)): (f, sha1, replacing)
+                            for f, sha1, replacing in todo}
                     for fut in as_completed(futs):
-                        f, sha1 = futs[fut]
+                        f, sha1, replacing = futs[fut]
                         try:
                             result = fut.result()
                         except Exception as e:  # the worker's exception, re-raised here
-                            done(f, sha1, None, e)
+                            done(f, sha1, replacing, None, e)
                         else:
-                            done(f, sha1, result, None)
+                            done(f, sha1, replacing, result, None)
         finally:
             bar.close()
 
@@ -733,6 +782,27 @@ class Index:
         finally:
             self._store.unlock()
 
+    def repair(self, *, on_event: Callable[[str, str, str], None] | None = None) -> list[str]:
+        """Re-embed the documents whose vector files are missing or unreadable, and rewrite the search
+        arrays from the database; returns the names of the documents re-embedded."""
+        emit = on_event or (lambda kind, name, detail: None)
+        fixed: list[str] = []
+        self._store.lock()
+        try:
+            for d in self._store.documents() if self.has_dense else ():
+                if d.vectors is None or _vectors_ok(self._store, d):
+                    continue
+                chunks = self.chunks(d.name)
+                self._write_vectors(d.vectors, [c.text for c in chunks], [c.section_path for c in chunks],
+                                    progress=False)
+                fixed.append(d.name)
+                emit("repaired", d.name, f"{len(chunks)} chunks re-embedded")
+            self._vectors_error = None
+            self._publish()
+        finally:
+            self._store.unlock()
+        return fixed
+
     def remove(self, name: str) -> bool:
         """Remove a document; True if it was there."""
         self._store.lock()
@@ -773,10 +843,22 @@ class Index:
         self._ranker = model
 
     # --- search --------------------------------------------------------------------------------
+    def resolve_doc(self, doc: str) -> str:
+        """The indexed document ``doc`` means: its name, a trailing part of its path, or its path
+        (:func:`retrievers.identity.resolve_name`; ConfigError when none or several match)."""
+        if self._doc_paths is None:
+            self._doc_paths = {d.name: d.path for d in self._store.documents()}
+        try:
+            return resolve_name(doc, self._doc_paths)
+        except ConfigError as e:
+            raise e.with_context(path=self.path) from None
+
     def _scope(self, doc: str | None) -> np.ndarray | None:
         if doc is None:
             return None
         i = self._corpus.doc_id(doc)
+        if i is None and self._corpus.doc_names:
+            i = self._corpus.doc_id(self.resolve_doc(doc))
         if i is None:
             names = self._corpus.doc_names
             hint = f"indexed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}" if names else "the index is empty"
@@ -840,10 +922,16 @@ class Index:
             raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
         if k < 1:
             raise ConfigError(f"k must be at least 1, got {k}")
+        if mode != "bm25" and self._vectors_error is not None:
+            raise self._vectors_error
         if mode == "dense" and not self.has_dense:
             raise ConfigError("this index has no embeddings (built without dense retrieval)", path=self.path,
                               hint="use --mode bm25, or build a dense index: pip install structrag[dense]")
         use_dense = self.has_dense and mode in ("dense", "hybrid", "ranker")
+        if not isinstance(query, QueryScores) and not self.tokenizer.tokenize(query):
+            # one rule for every mode: a dense model would rank anything for "?!", and BM25 nothing
+            raise ConfigError(f"the query {query!r} has no searchable term (a word or a number that is not a "
+                              "stop word)", hint="ask with the words you expect in the document")
         qs = query if isinstance(query, QueryScores) else self.query_scores(query, dense=use_dense)
         rows = self._scope(doc)
         if self._corpus.n_chunks == 0:
@@ -904,6 +992,27 @@ class Index:
         return out
 
 
+class _VectorsUnreadable(IndexFormatError):
+    """A document's vector files are missing or damaged (the rest of the index is fine)."""
+
+
+def _vectors_ok(store: Store, d) -> bool:
+    try:
+        cv = np.load(store.vectors_dir / f"{d.vectors}.chunks.npy", allow_pickle=False)
+        nv = np.load(store.vectors_dir / f"{d.vectors}.nodes.npy", allow_pickle=False)
+    except (OSError, ValueError):
+        return False
+    return cv.ndim == 2 and nv.ndim == 2 and cv.shape[0] == d.n_chunks and cv.shape[1] == nv.shape[1]
+
+
 def _exact_below() -> int:
     """Collections smaller than this are searched exactly (env override for tests and benchmarks)."""
-    return int(os.environ.get("STRUCTRAG_EXACT_BELOW", "20000"))
+    raw = os.environ.get("STRUCTRAG_EXACT_BELOW", "20000")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ConfigError(f"STRUCTRAG_EXACT_BELOW must be a whole number of chunks >= 0, not {raw!r}",
+                          hint="unset it to use the default (20000)")
+    return value

@@ -46,10 +46,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from structrag.errors import ConfigError, StructragError
+from structrag.files import file_sha1
 
 from .corpus import LAYOUT
 from .dense import AUTO_MODEL
-from .index import AddReport, Index, _file_sha1, _process_pdf, _progress_enabled, embed_documents, expand_paths
+from .index import AddReport, Index, _process_pdf, _progress_enabled, embed_documents, expand_paths
 from .shards import ShardDocument, require_pyarrow, shard_settings, write_shard
 
 __all__ = ["ray_build", "ray_add", "ray_session", "IndexWorker", "ray_available", "SHARD_DIR", "RUN_REPORT"]
@@ -165,11 +166,11 @@ class IndexWorker:
         for path, name in zip(list(batch["path"]), list(batch["name"])):
             path, name = str(path), str(name)
             try:
-                sha1 = _file_sha1(Path(path))
-            except OSError as e:
-                row(name, "failed", f"{path}: cannot read: {e.strerror or e}")
+                sha1 = file_sha1(path)
+            except StructragError as e:
+                row(name, "failed", str(e))
                 continue
-            if self.existing.get(name) == (sha1, self.options_key):
+            if self.existing.get(path) == (sha1, self.options_key):  # keyed by path: a document is a file
                 row(name, "unchanged")
                 continue
             c0, w0 = time.process_time(), time.perf_counter()
@@ -258,15 +259,9 @@ def ray_add(
         for p in leftover:
             index._merge_shard(p, report, emit, remove=not keep_shards)
         todo: list[dict[str, str]] = []
-        names_seen: dict[str, Path] = {}
         for f in files:
-            if f.name in names_seen:
-                msg = f"another file named {f.name!r} is in this batch ({names_seen[f.name]}); documents are keyed by file name"
-                report.failed.append((str(f), msg))
-                emit("failed", f.name, msg)
-                continue
-            names_seen[f.name] = f
-            todo.append({"path": str(f.resolve()) if f.exists() else str(f), "name": f.name})
+            # files of the same base name are different documents; the merge names them (retrievers.identity)
+            todo.append({"path": os.path.abspath(f), "name": f.name})
         existing = {d.name: d for d in index._store.documents()}
         if todo and index.has_dense and index.dense_model == AUTO_MODEL:
             # every worker must embed with the same model: fix an "auto" index's model here, from the
@@ -329,7 +324,7 @@ def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch
             fn_constructor_kwargs={
                 "parse_options": popts, "chunk_options": copts, "tokenizer": index.tokenizer.to_dict(),
                 "options_key": okey, "settings": settings,
-                "existing": {n: (d.sha1, d.options_key) for n, d in existing.items()},
+                "existing": {d.path: (d.sha1, d.options_key) for d in existing.values()},
                 "shard_dir": str(shard_dir), "threads": 1, "device": device,
             },
             batch_size=docs_per_batch,

@@ -423,6 +423,10 @@ class Store:
         )
         return doc_id
 
+    def rename_document(self, c: sqlite3.Connection, name: str, new: str) -> None:
+        """Rename a document inside transaction ``c`` (its rows, vectors and chunks stay as they are)."""
+        c.execute("UPDATE documents SET name = ? WHERE name = ?", (new, name))
+
     def delete_document(self, c: sqlite3.Connection, name: str) -> bool:
         return c.execute("DELETE FROM documents WHERE name = ?", (name,)).rowcount > 0
 

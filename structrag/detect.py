@@ -105,8 +105,11 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 
 def _garbled(text: str) -> bool:
-    """Text from a font without a usable encoding: control characters in place of letters."""
-    bad = len(_CONTROL.findall(text))
+    """Text from a font without a usable encoding: control characters in place of letters.
+
+    Extraction keeps them as U+FFFD when a line has two or more (one alone is dropped there: a stray
+    NUL after a title is not a broken font)."""
+    bad = len(_CONTROL.findall(text)) + text.count("\ufffd")
     return bad >= 2 or bad > 0.05 * len(text)
 
 

@@ -18,7 +18,6 @@ at a time and dropped, and the file hash is computed in pieces.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import warnings as _warnings
@@ -32,6 +31,8 @@ from typing import Iterable, Sequence
 from ._pymupdf import route_mupdf_messages
 from .contents import Fragment, PageEvidence, block_fragments, is_contents_title, page_evidence
 from .errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
+from .files import file_sha1, require_regular_file
+from .text import clean_extracted, strip_control
 from .model import Block, Document, OutlineEntry
 from .numbering import is_bare_label, parse_numbering
 
@@ -59,31 +60,27 @@ _TOC_END_RE = re.compile(r"(?:^|[\s.…·])(?:\d{1,4}|[ivxlc]{1,7})\s*$|^\s*\d{1
 _MARGIN = 0.12
 
 
-def file_sha1(path: str | os.PathLike[str], bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha1()
-    with open(path, "rb") as f:
-        while chunk := f.read(bufsize):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def open_pdf(path: str | os.PathLike[str], password: str | None = None):
     """Open ``path`` with PyMuPDF, turning its failures into structrag errors."""
     import pymupdf
 
-    p = Path(path)
-    if not p.exists():
-        raise NotAPDFError("file not found", path=p)
-    if p.is_dir():
-        raise NotAPDFError("is a folder, not a PDF file", path=p)
-    with open(p, "rb") as f:
-        head = f.read(1024)
+    p = require_regular_file(path, what="PDF file")  # a FIFO or a device would block or never end
+    try:
+        with open(p, "rb") as f:
+            head = f.read(1024)
+    except OSError as exc:
+        raise NotAPDFError(f"cannot be read: {exc.strerror or exc}", path=p) from None
     if b"%PDF" not in head:
         raise NotAPDFError(
             "not a PDF file (no %PDF header)", path=p, hint="structrag reads PDF files only"
         )
     try:
-        doc = pymupdf.open(p, filetype="pdf")
+        str(p).encode("utf-8")
+        source = {"filename": str(p)}
+    except UnicodeEncodeError:  # MuPDF takes UTF-8 file names only: a name in another encoding is read as bytes
+        source = {"stream": p.read_bytes()}
+    try:
+        doc = pymupdf.open(filetype="pdf", **source)
     except Exception as exc:  # PyMuPDF raises FileDataError, RuntimeError, ValueError ...
         raise CorruptPDFError(f"cannot be opened as a PDF: {exc}", path=p,
                               hint="the file is damaged or truncated; re-download or re-export it") from None
@@ -100,6 +97,20 @@ def open_pdf(path: str | os.PathLike[str], password: str | None = None):
         doc.close()
         raise CorruptPDFError("has no readable pages", path=p, hint="the file is damaged or truncated")
     return doc
+
+
+def clean_outline(entries: Iterable[OutlineEntry]) -> tuple[OutlineEntry, ...]:
+    """Outline entries without blank titles; the children of a dropped entry move up one level."""
+    out: list[OutlineEntry] = []
+    dropped: list[int] = []  # levels of the blank entries whose subtrees are still open
+    for e in entries:
+        while dropped and e.level <= dropped[-1]:
+            dropped.pop()
+        if not e.title:
+            dropped.append(e.level)
+            continue
+        out.append(replace(e, level=max(1, e.level - len(dropped))) if dropped else e)
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------
@@ -207,7 +218,7 @@ def _page_lines(page, flags: int) -> list[list[_Line]]:
                 dx, dy = p.x, p.y
             horizontal = abs(dy) < 0.2 and dx > 0
             for part in _split_heading_spans(spans) if horizontal and len(spans) > 1 else (spans,):
-                text = "".join(s["text"] for s in part)
+                text = clean_extracted("".join(s["text"] for s in part))
                 if not text.strip():
                     continue
                 font, size, bold, italic, color, weight = _style_of_spans(part)
@@ -754,8 +765,8 @@ def extract(
             warnings.append(f"{path}: the PDF was damaged and has been repaired; some content may be missing")
         n = doc.page_count if max_pages is None else min(doc.page_count, max_pages)
         try:
-            outline = tuple(
-                OutlineEntry(level=int(lv), title=_WS_RE.sub(" ", str(t)).strip(), page=int(pg) - 1)
+            outline = clean_outline(
+                OutlineEntry(level=int(lv), title=_WS_RE.sub(" ", strip_control(str(t))).strip(), page=int(pg) - 1)
                 for lv, t, pg, *_ in doc.get_toc(simple=True)
             )
         except Exception as exc:  # a broken outline must not cost the document

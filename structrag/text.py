@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["printable", "strip_control", "KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "FULLWIDTH",
+__all__ = ["printable", "strip_control", "clean_extracted", "KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "FULLWIDTH",
            "CJK_SCRIPT", "CJK_WIDE", "HAN_ANY"]
 
 KANA = "\u3040-\u30ff"  # hiragana, katakana
@@ -43,3 +43,16 @@ def printable(text: str) -> str:
     A PDF may carry escape sequences (``ESC ]0;...BEL`` retitles a terminal, ``ESC[31m`` recolours it).
     """
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def clean_extracted(text: str) -> str:
+    """A line of extracted PDF text without control characters.
+
+    One stray control character (an emoji or a ligature the font cannot map, a stray NUL) is
+    dropped.  Two or more mark a font without a usable encoding: each becomes U+FFFD, so the text
+    still reads as unreadable to the stages after extraction instead of passing for real words.
+    """
+    n = len(_CONTROL.findall(text))
+    if n == 0:
+        return text
+    return _CONTROL.sub("\ufffd" if n >= 2 else "", text)

@@ -60,6 +60,7 @@ def test_same_base_name_in_two_folders_keeps_both(tmp_path, capsys):
     make_report(tmp_path / "b" / "report.pdf", GLOBEX)
     out = tmp_path / "ix"
     assert main(["index", str(tmp_path / "a" / "report.pdf"), "--out", str(out), "--no-dense", "--quiet"]) == 0
+    capsys.readouterr()
     assert main(["index", str(tmp_path / "b" / "report.pdf"), "--out", str(out), "--no-dense", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["replaced"] == [] and rep["documents"] == 2
@@ -79,6 +80,7 @@ def test_same_base_name_in_two_folders_keeps_both(tmp_path, capsys):
     hits = json.loads(capsys.readouterr().out)
     assert hits and {h["doc"] for h in hits} == {"b/report.pdf"}
     # the same file again is unchanged, not a third document
+    capsys.readouterr()
     assert main(["index", str(tmp_path / "b" / "report.pdf"), "--out", str(out), "--no-dense", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["unchanged"] == ["b/report.pdf"] and rep["documents"] == 2
@@ -315,7 +317,7 @@ def test_index_accepts_a_password_for_encrypted_pdfs(tmp_path, capsys):
     enc = tmp_path / "locked.pdf"
     doc.save(enc, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="s3cret", owner_pw="own")
     out = tmp_path / "ix"
-    assert main(["index", str(enc), "--out", str(out), "--no-dense", "--quiet"]) == 1
+    assert main(["index", str(enc), "--out", str(out), "--no-dense", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "locked.pdf" in err and "--password" in err
     assert main(["index", str(enc), "--out", str(out), "--no-dense", "--password", "s3cret", "--json"]) == 0
