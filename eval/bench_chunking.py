@@ -76,7 +76,7 @@ def log(msg: str) -> None:
 
 
 def _sha1(path: Path) -> str:
-    from structrag.extract import file_sha1
+    from structrag.files import file_sha1
 
     return file_sha1(path)
 

@@ -34,9 +34,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from structrag.contents import read_contents
-from structrag.detect import detect_headings
-from structrag.extract import extract
+from structrag.pipeline import read_contents
+from structrag.pipeline import detect_headings
+from structrag.extraction import extract
 from structrag.levels import assign_levels, make_predictor
 from structrag.pipeline import parse_document
 

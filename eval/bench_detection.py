@@ -27,8 +27,8 @@ import time
 import warnings
 from pathlib import Path
 
-from structrag.detect import detect_headings
-from structrag.extract import extract
+from structrag.pipeline import detect_headings
+from structrag.extraction import extract
 
 from .trees import heading_prf, load_outline
 

@@ -52,7 +52,7 @@ if str(REPO) not in sys.path:
 
 from eval.bench_levels import _git_commit, _items, run_level_only  # noqa: E402
 from eval.trees import DocumentScores, pool, score_document  # noqa: E402
-from structrag.extract import file_sha1  # noqa: E402
+from structrag.files import file_sha1  # noqa: E402
 from structrag.levels.base import project_levels  # noqa: E402
 from structrag.levels.learned import LearnedPredictor, load_booster  # noqa: E402
 from structrag.levels.training import (  # noqa: E402
@@ -122,7 +122,7 @@ def contents_pseudo_references(data: Path, cache: Path | None, exclude_sha1: set
     (``retrieval/docs.jsonl``), longdoc's family labels, the prospectus family.
     """
     try:
-        from structrag.contents import read_contents
+        from structrag.pipeline import read_contents
     except ImportError:
         return [], {}
     families, groups = load_families()

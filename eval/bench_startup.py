@@ -134,7 +134,7 @@ def evaluator_speed(reps: int = 200) -> list[dict]:
     import numpy as np
     import lightgbm as lgb
 
-    from structrag.gbdt import TreeEnsemble
+    from structrag.levels.gbdt import TreeEnsemble
 
     models = [("level model", REPO / "structrag" / "levels" / "models" / "levels.txt", (3, 8)),
               ("ranker (dense)", REPO / "retrievers" / "models" / "default-dense.txt", (100, 200))]

@@ -87,7 +87,7 @@ class AllPagesMemory(MemoryStrategy):
 
 
 def cached_document(pdf: Path, cache: Path) -> Document:
-    from structrag.extract import file_sha1
+    from structrag.files import file_sha1
 
     key = cache / f"{file_sha1(pdf)}_{SCHEMA_VERSION}.json"
     if key.exists():

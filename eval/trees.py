@@ -68,7 +68,7 @@ import numpy as np
 from structrag.errors import ConfigError, ReferenceFormatError
 from structrag.model import Heading, OutlineEntry
 from structrag.numbering import parse_numbering
-from structrag.outline import normalize_title
+from structrag.text import normalize_title
 from structrag.tree import HeadingTree
 
 from . import _kernels

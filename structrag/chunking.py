@@ -59,6 +59,7 @@ from typing import Callable, NamedTuple, Sequence
 
 from .errors import ConfigError
 from .model import Block, Chunk, Document
+from .text import CJK_WIDE, HAN, HAN_EXT_A
 from .tokenizers import RegexTokenizer, Tokenizer, TokenizerSpec, get_tokenizer
 from .tree import ROOT, HeadingTree, TreeNode
 
@@ -317,7 +318,7 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
-_CJK_CHAR = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+_CJK_CHAR = re.compile(rf"[{CJK_WIDE}]")
 _REGEX_TOK = RegexTokenizer()
 
 
@@ -502,7 +503,7 @@ def _same_row(p: Block, q: Block) -> bool:
 
 
 _ENDS_SENTENCE = re.compile(r"[.!?。！？；;:：][\"”’)\]」』）]*$")
-_ENDS_PROSE = re.compile(r"(?:[a-z,\-–]|[\u3400-\u4dbf\u4e00-\u9fff，、])$")
+_ENDS_PROSE = re.compile(rf"(?:[a-z,\-–]|[{HAN_EXT_A}{HAN}，、])$")
 
 
 def _soft_wrap(p: Block, q: Block, page_width: float) -> bool:

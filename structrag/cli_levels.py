@@ -102,7 +102,7 @@ def read_reference_headings(path: str | os.PathLike[str]) -> list[dict]:
 def headings_for_reference(records: Sequence[dict], document: Document | None) -> tuple[Heading, ...]:
     """Headings for reference records; with a document, each takes the style of the block under its bbox."""
     from .numbering import parse_numbering
-    from .outline import heading_from_block
+    from .headings.outline import heading_from_block
 
     out: list[Heading] = []
     for i, rec in enumerate(records):
@@ -143,7 +143,7 @@ def _levels(args: argparse.Namespace) -> int:
     records = read_reference_headings(args.reference)
     document = None
     if args.pdf:
-        from .extract import extract
+        from .extraction import extract
 
         document = extract(args.pdf, password=args.password, progress=False)
     headings = headings_for_reference(records, document)

@@ -19,7 +19,7 @@ import pytest
 
 from structrag import ConfigError, HeadingTree, extract
 from structrag.chunking import Section, chunk_document, sections
-from structrag.outline import locate_outline
+from structrag.headings.outline import locate_outline
 from structrag.tokenizers import RegexTokenizer, get_tokenizer
 
 GOLDEN = Path(__file__).parent / "golden"

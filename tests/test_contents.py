@@ -9,17 +9,10 @@ import pytest
 
 from structrag import extract
 from structrag.cli import main
-from structrag.contents import (
-    ContentsEntry,
-    Fragment,
-    assign_contents_levels,
-    label_value,
-    page_evidence,
-    read_contents,
-    rows_of,
-    row_segments,
-)
-from structrag.detect import detect_headings
+from structrag.extraction.contents_pages import Fragment, label_value, page_evidence, row_segments, rows_of
+from structrag.headings.contents_entries import ContentsEntry
+from structrag.levels.given import assign_contents_levels
+from structrag.pipeline import detect_headings, read_contents
 from structrag.errors import ConfigError
 from structrag.levels import check_levels
 from structrag.model import Heading

@@ -181,7 +181,7 @@ def test_vlm_method_runs_against_a_real_loopback_server(pdf_folder, monkeypatch)
 def test_learned_scores_on_its_training_documents_are_flagged_in_sample(pdf_folder, tmp_path):
     import shutil
 
-    from structrag.extract import file_sha1
+    from structrag.files import file_sha1
     from structrag.levels.learned import default_model_path
 
     model = tmp_path / "levels.txt"

@@ -13,7 +13,7 @@ from eval import trees as T
 from eval._kernels import HAVE_NUMBA, ned_matrix
 from structrag.errors import ConfigError, ReferenceFormatError
 from structrag.model import Heading
-from structrag.outline import normalize_title
+from structrag.text import normalize_title
 from structrag.tree import HeadingTree
 
 ENGINES = ["apted"] + (["zhang-shasha"] if HAVE_NUMBA else [])

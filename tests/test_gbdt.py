@@ -18,7 +18,7 @@ import pytest
 lgb = pytest.importorskip("lightgbm")
 
 from structrag.errors import ModelError  # noqa: E402
-from structrag.gbdt import TreeEnsemble, UnsupportedModel, load_model  # noqa: E402
+from structrag.levels.gbdt import TreeEnsemble, UnsupportedModel, load_model  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TOL = 1e-9

@@ -12,7 +12,7 @@ pymupdf = pytest.importorskip("pymupdf")
 from structrag.cli import main  # noqa: E402
 from structrag.cli_levels import headings_for_reference, read_reference_headings  # noqa: E402
 from structrag.errors import ReferenceFormatError  # noqa: E402
-from structrag.extract import extract  # noqa: E402
+from structrag.extraction import extract  # noqa: E402
 from structrag.levels import assign_levels, check_levels  # noqa: E402
 from structrag.levels.learned import LearnedPredictor, default_model_path, load_booster, model_metadata  # noqa: E402
 

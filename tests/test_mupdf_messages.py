@@ -19,7 +19,7 @@ from pathlib import Path
 
 from structrag._pymupdf import MuPDFMessages
 from structrag.errors import StructragWarning
-from structrag.extract import extract
+from structrag.extraction import extract
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -308,7 +308,7 @@ class VLMPredictor(_ChatPredictor):
         if context.document is None or not context.document.path:
             raise ConfigError(
                 "the vlm backend renders the PDF's pages and needs the document",
-                hint="pass the Document (from structrag.extract) or use the text-only `llm` backend",
+                hint="pass the Document (from structrag.extraction.extract) or use the text-only `llm` backend",
             )
         self.renderer = PageRenderer(context.document.path, zoom=self.zoom, image_format=self.image_format,
                                      max_cache_bytes=self.max_cache_bytes, max_encoded=self.max_encoded)

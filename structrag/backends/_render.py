@@ -79,7 +79,7 @@ class PageRenderer:
     # ------------------------------------------------------------------
     def _open(self):
         if self._doc is None:
-            from ..extract import open_pdf
+            from ..extraction import open_pdf
 
             self._doc = open_pdf(self.path)
         return self._doc

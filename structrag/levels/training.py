@@ -3,7 +3,7 @@
 Reference headings come from PDFs with an author-made outline (the layout of
 ``shared/data/headings``: ``<doc_id>.pdf``, ``<doc_id>.toc.json``,
 ``manifest.jsonl``): each outline entry is located on its page with
-:func:`structrag.outline.locate_outline` and takes the style of the printed
+:func:`structrag.headings.outline.locate_outline` and takes the style of the printed
 block; an entry that cannot be found keeps its title and page but no bbox or
 style (the level-only protocol still has to place it).
 
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError, ReferenceFormatError
-from ..extract import extract
+from ..extraction import extract
 from ..model import SCHEMA_VERSION, Document, Heading, OutlineEntry
 from ..numbering import parse_numbering
-from ..outline import locate_outline
+from ..headings.outline import locate_outline
 from .features import FEATURE_NAMES, View, candidate_rows
 from .memory import TreeState, make_memory
 from .style import DocStyles, describe
@@ -96,7 +96,7 @@ def _extractor_fingerprint() -> str:
 
 def cached_extract(pdf: Path, *, sha1: str | None = None, cache_dir: Path | None = None,
                    cache_key: str | None = None) -> Document:
-    """:func:`structrag.extract` with an on-disk JSON cache keyed by file, schema and extractor.
+    """:func:`structrag.extraction.extract` with an on-disk JSON cache keyed by file, schema and extractor.
 
     ``cache_key`` replaces the extractor fingerprint (a hash of its source) to
     pin a snapshot during development while the extractor changes.
@@ -195,7 +195,7 @@ def printed_share(document: Document, entries: Sequence[OutlineEntry]) -> float:
     Low for editorial outlines — an earnings release whose bookmarks name exhibits that nobody
     printed — which teach nothing about printed headings.
     """
-    from ..outline import normalize_title
+    from ..text import normalize_title
 
     if not entries:
         return 0.0

@@ -1,4 +1,4 @@
-"""Heading detection: which blocks are headings, with a score and the reasons.
+"""Layout heading detection: which blocks are headings, with a score and the reasons.
 
 A heading is a short block whose style is rarer and stronger than the body
 text (larger, bold, capitals, another colour or font), often numbered, with
@@ -6,38 +6,31 @@ no sentence-final punctuation, alone on its row.  Every candidate gets a
 score that is a sum of named evidence (``Heading.reasons``) so a user can see
 why a block was or was not taken.
 
-The PDF's own outline, when present, is the strongest signal: with
-``outline="auto"`` its entries, located on their pages, are the headings (and
-their levels).  ``outline="ignore"`` switches it off — evaluation must, since
-the outline is the answer key.  Without an outline, the printed table of
-contents (:mod:`structrag.contents`, ``contents="auto"``) gives
-high-confidence headings with their levels, and the layout-detected headings
-it does not list are kept beside them.
+The PDF's own outline (:mod:`.outline`) and the printed table of contents
+(:mod:`.contents`) are stronger signals; :func:`structrag.pipeline.detect_headings`
+chooses among the three and merges contents and layout headings
+(:func:`merge_headings`).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
-from typing import Literal, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
-from .errors import ConfigError
-from .model import Block, Document, Heading
-from .numbering import is_bare_label, parse_numbering, word_number
-from .outline import heading_from_block, locate_outline, normalize_title
+from ..model import Block, Document, Heading
+from ..numbering import is_bare_label, parse_numbering, word_number
+from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
+from .outline import heading_from_block
 
-__all__ = ["detect_headings", "BodyStyle", "body_style", "score_block", "OutlineMode", "ContentsMode"]
-
-OutlineMode = Literal["auto", "ignore"]
-ContentsMode = Literal["auto", "ignore"]
+__all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]
 
 # a question mark is no sentence end here: "What Gets Corrected?" and FAQ headings ask questions
 _SENTENCE_END = re.compile(r"[.;,!。；，！]['\"”’)]?$")
-_TOC_TITLE = re.compile(r"^\s*(?:table\s+of\s+)?contents?\s*$|^\s*目\s*录\s*$", re.I)
 _STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "appendix", "section",
                    "cn-section", "cn-chapter", "cn-part"}
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = re.compile(rf"[{HAN}]")
 _AMOUNT = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*[)%]?$")
 _YEAR = re.compile(r"^(19|20)\d\d$|^\d{1,2}(\.\d{1,2})+\.?$")  # years and section numbers are no figures
 
@@ -71,7 +64,7 @@ def body_style(document: Document) -> BodyStyle:
         fonts[b.font] += w
         colors[b.color] += w
         # capitals are a look of their own: a line set in body type but in capitals is as rare as a bold one
-        keys[(round(b.size * 2) / 2, b.bold, b.italic, w <= 200 and _caps(b.text))] += w
+        keys[(round(b.size * 2) / 2, b.bold, b.italic, w <= 200 and latin_capitals(b.text))] += w
     total = sum(keys.values()) or 1
     return BodyStyle(
         size=sizes.most_common(1)[0][0] if sizes else 10.0,
@@ -87,21 +80,7 @@ def _family(font: str) -> str:
     return re.split(r"[-,]", f, maxsplit=1)[0].lower()
 
 
-_UPPER = re.compile(r"[A-Z]")
-_LOWER = re.compile(r"[a-z]")
-
-
-def _caps(text: str) -> bool:
-    up = len(_UPPER.findall(text))
-    if up < 4:
-        return False
-    low = len(_LOWER.findall(text))
-    # Latin capitals must be the text, not an acronym inside Chinese text
-    return low <= 0.15 * (up + low) and up + low >= 0.6 * _letters(text)
-
-
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 def _garbled(text: str) -> bool:
@@ -110,16 +89,12 @@ def _garbled(text: str) -> bool:
     return bad >= 2 or bad > 0.05 * len(text)
 
 
-def _letters(text: str) -> int:
-    return len(_LETTER.findall(text))
-
-
 def _mostly_figures(text: str) -> bool:
     """Too few letters to be a title; the heading number does not count ("22.2 Version 4.6.2")."""
     num, rest = parse_numbering(text)
     # judged whole when the number is all there is ("Item 7.", "Exhibit 31(a)")
-    words = rest if num is not None and _letters(rest) >= 2 else text
-    letters = _letters(words)
+    words = rest if num is not None and letter_count(rest) >= 2 else text
+    letters = letter_count(words)
     return letters < 2 or letters < 0.45 * (len(words) - words.count(" "))
 
 
@@ -151,7 +126,7 @@ def score_block(
         add(1.3, "bold")
     if b.italic and r < 1.04 and not b.bold:
         add(0.3, "italic")
-    caps = _caps(text)
+    caps = latin_capitals(text)
     if caps:
         add(0.8, "capitals")
     if b.color != body.color and b.color not in (0,):
@@ -239,44 +214,6 @@ def _joinable(a: Block, b: Block, body: BodyStyle) -> bool:
     return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
 
 
-def detect_headings(
-    document: Document,
-    *,
-    outline: OutlineMode = "auto",
-    contents: ContentsMode = "auto",
-    min_score: float = 2.0,
-    min_outline_entries: int = 3,
-) -> tuple[Heading, ...]:
-    """Headings of ``document`` in reading order.
-
-    With ``outline="auto"`` and an outline of at least ``min_outline_entries``
-    entries, its located entries are returned (``source="outline"``, levels
-    set); entries not found on their pages are kept at the top of their page
-    with ``bbox=None``.  Otherwise, with ``contents="auto"`` and a usable
-    printed table of contents, its located entries (``source="contents"``,
-    levels set from the contents layout, or left unset for a secondary
-    contents such as a financial statements index) are merged with the
-    layout-detected headings that no contents entry holds (``source="layout"``,
-    level unset).  Without either, the layout-detected headings (blocks scoring
-    at least ``min_score``) are returned.  Every heading carries its reasons.
-    """
-    if outline not in ("auto", "ignore"):
-        raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")
-    if contents not in ("auto", "ignore"):
-        raise ConfigError(f"contents must be 'auto' or 'ignore', not {contents!r}")
-    if outline == "auto" and len(document.outline) >= min_outline_entries:
-        return _from_outline(document)
-    layout = _detect(document, min_score)
-    if contents == "ignore":
-        return layout
-    from .contents import read_contents
-
-    found = read_contents(document)
-    if not found.usable:
-        return layout
-    return merge_headings(found.headings, layout)
-
-
 def merge_headings(primary: Sequence[Heading], secondary: Sequence[Heading]) -> tuple[Heading, ...]:
     """``primary`` headings plus the ``secondary`` ones that duplicate none of them, in reading order.
 
@@ -299,23 +236,8 @@ def merge_headings(primary: Sequence[Heading], secondary: Sequence[Heading]) -> 
     return tuple(out)
 
 
-def _from_outline(document: Document) -> tuple[Heading, ...]:
-    out: list[Heading] = []
-    for le in locate_outline(document):
-        if le.heading is not None:
-            out.append(replace(le.heading, reasons=(f"outline match {le.match:.2f}",), score=le.match))
-        elif le.entry.page >= 0:
-            blk = min(document.first_block_on_or_after(le.entry.page), len(document.blocks))
-            out.append(Heading(text=le.entry.title, page=le.entry.page, bbox=None, block=blk, block_end=blk,
-                               source="outline", level=le.entry.level, level_source="outline",
-                               confidence=1.0, score=0.0, reasons=("outline entry not found on its page",)))
-    # outline order is reading order for well-formed outlines; keep a stable sort by position
-    # for the rest so sections stay well defined
-    out.sort(key=lambda h: h.block)
-    return tuple(out)
-
-
-def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
+def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading, ...]:
+    """Blocks whose layout evidence scores at least ``min_score``, levels unset (``source="layout"``)."""
     body = body_style(document)
     blocks = document.blocks
     pages_of_text: dict[str, set[int]] = defaultdict(set)
@@ -332,7 +254,7 @@ def _detect(document: Document, min_score: float) -> tuple[Heading, ...]:
         if b.rotated or b.line_count > 6 or len(b.text) > 320:
             continue  # paragraphs: cheap rejection before any per-character work
         text = _candidate_text(b)
-        if b.role == "toc" and not _TOC_TITLE.match(text):
+        if b.role == "toc" and not is_contents_title(text, plain=True):
             continue
         if _mostly_figures(text) or _garbled(text):
             continue  # figures, amounts, dates, unreadable text
@@ -394,7 +316,7 @@ def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | N
     """
     if b.line_count > 2 or b.size < 0.75 * body.size:
         return None
-    if b.size < 0.95 * body.size and not _all_capitals(text):
+    if b.size < 0.95 * body.size and not all_capitals(text):
         return None  # smaller than the body: only small capitals ("II. RELATED WORK") can be a title
     cjk = _CJK.search(text) is not None
     if len(text) > (48 if cjk else 100):
@@ -410,7 +332,7 @@ def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | N
         if num is None:
             return None
         rest = text[len(num.label):]
-    if _letters(rest) < 2:
+    if letter_count(rest) < 2:
         return None
     first = rest.lstrip("\"'“‘(")[:1]
     if first.isalpha() and first.isascii() and first.islower():
@@ -418,15 +340,6 @@ def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | N
     label = num.label.rstrip(".:)").rsplit(" ", 1)[0].lower() if num.scheme == "word-decimal" else ""
     look = (round(b.size * 2) / 2, b.bold, b.italic)
     return (num.scheme, label, len(num.values), num.values[:-1], look), num.values[-1]
-
-
-def _all_capitals(text: str) -> bool:
-    """At least four cased letters, none of them lower case (capitals or small capitals).
-
-    Scripts without case (Chinese, Japanese) never qualify: their small numbered lines are notes.
-    """
-    cased = [c for c in text if c.isupper() or c.islower()]
-    return len(cased) >= 4 and not any(c.islower() for c in cased)
 
 
 def _continue_sequences(

@@ -12,30 +12,14 @@ case, and get abbreviated.  Matches go forward in reading order.
 from __future__ import annotations
 
 import difflib
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Sequence
 
-from .model import Block, Document, Heading, OutlineEntry
-from .numbering import parse_numbering
+from ..model import Block, Document, Heading, OutlineEntry
+from ..numbering import parse_numbering
+from ..text import normalize_title, strip_number
 
-__all__ = ["normalize_title", "locate_outline", "LocatedEntry", "heading_from_block"]
-
-_NON_WORD = re.compile(r"[^\w\u4e00-\u9fff]+", re.UNICODE)
-
-
-def normalize_title(text: str) -> str:
-    """Lower-case, accents folded, punctuation and spacing collapsed to single spaces."""
-    t = unicodedata.normalize("NFKC", text).lower()
-    t = t.replace("’", "'").replace("&", " and ")
-    return _NON_WORD.sub(" ", t).strip()
-
-
-def _strip_number(norm: str, raw: str) -> str:
-    num, rest = parse_numbering(raw)
-    return normalize_title(rest) if num is not None else norm
-
+__all__ = ["locate_outline", "LocatedEntry", "heading_from_block", "similarity"]
 
 @dataclass(frozen=True, slots=True)
 class LocatedEntry:
@@ -91,7 +75,8 @@ def heading_from_block(
     )
 
 
-def _similarity(a: str, b: str) -> float:
+def similarity(a: str, b: str) -> float:
+    """How alike two normalised titles are, 0..1 (a prefix of the other counts high)."""
     if not a or not b:
         return 0.0
     if a == b:
@@ -154,7 +139,7 @@ def locate_outline(
 
     for e in entries:
         want = normalize_title(e.title)
-        want_bare = _strip_number(want, e.title)
+        want_bare = strip_number(want, e.title)
         best: tuple[float, int, int] | None = None
         if 0 <= e.page < document.page_count and want:
             # fast path: an exact single-block match on the target page, in reading order, scores the
@@ -168,7 +153,7 @@ def locate_outline(
                 if not 0 <= p < document.page_count:
                     continue
                 for first, last, cand in page_cands(p):
-                    s = max(_similarity(want, cand), _similarity(want_bare, cand) - 0.02 if want_bare != want else 0.0)
+                    s = max(similarity(want, cand), similarity(want_bare, cand) - 0.02 if want_bare != want else 0.0)
                     if s < threshold:
                         continue
                     s -= 0.05 * k  # prefer the target page

@@ -36,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .errors import ModelError
+from ..errors import ModelError
 
 __all__ = ["TreeEnsemble", "UnsupportedModel", "load_model"]
 
