@@ -50,7 +50,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from openai_server import OpenAIServer, levels_in_order  # noqa: E402
 
 from structrag import Document, OutlineEntry, extract, locate_outline  # noqa: E402
-from structrag.backends import VLMPredictor, WholeDocumentPredictor  # noqa: E402
+from structrag.levels.backends import VLMPredictor, WholeDocumentPredictor  # noqa: E402
 from structrag.levels import assign_levels, project_levels  # noqa: E402
 from structrag.levels.memory import MemoryStrategy  # noqa: E402
 from structrag.model import SCHEMA_VERSION  # noqa: E402

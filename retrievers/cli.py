@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from structrag.cli_flags import add_renamed_option
 from structrag.errors import ConfigError, InputError
 
 __all__ = ["register_index", "register_query", "register_train_ranker", "register_demo"]
@@ -117,9 +116,8 @@ def register_index(subparsers: Any) -> None:
     d.add_argument("--dense", dest="dense", action="store_const", const=True, default="auto",
                    help="embed chunks (default when sentence-transformers and faiss are installed)")
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
-    add_renamed_option(p, "--embed-model", old=("--model",), dest="embed_model", metavar="NAME",
-                       meaning="the dense embedding model",
-                       help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
+    p.add_argument("--embed-model", dest="embed_model", default=None, metavar="NAME",
+                   help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
                        "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
     _parse_arguments(p)
     _progress_flags(p)

@@ -7,12 +7,8 @@ hierarchy-aware features.
 
 from __future__ import annotations
 
-from . import _pymupdf
 from ._lazy import lazy_exports
-
-_pymupdf.prepare()  # a hook for the first import of pymupdf; imports nothing now (see the module)
-
-from .errors import (  # noqa: E402
+from .errors import (
     BackendError,
     BackendResponseError,
     ConfigError,
@@ -26,6 +22,7 @@ from .errors import (  # noqa: E402
     SchemaVersionError,
     StructragError,
     StructragWarning,
+    TreeError,
 )
 from .extraction import extract
 from .model import SCHEMA_VERSION, Block, Chunk, Document, Heading, Numbering, OutlineEntry
@@ -73,6 +70,7 @@ __all__ = [
     "CorruptPDFError",
     "ReferenceFormatError",
     "ConfigError",
+    "TreeError",
     "ModelError",
     "BackendError",
     "BackendResponseError",

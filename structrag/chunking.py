@@ -1,4 +1,4 @@
-"""Sections and section-aware chunks (DESIGN.md §2.5).
+"""Sections and section-aware chunks.
 
 A *section* is a heading plus the body blocks it governs.  :func:`sections`
 partitions a document's body blocks among the sections of its heading tree:

@@ -1,7 +1,7 @@
 """CLI sub-commands of the level stage: ``levels`` and ``train-levels``.
 
 ``structrag levels REFERENCE.json --pdf PDF`` is the level-only entry point
-(DESIGN.md §3): the headings are given, only their levels are predicted.
+(the level-only protocol): the headings are given, only their levels are predicted.
 ``structrag train-levels`` trains the learned predictor's LightGBM model on a
 folder of PDFs with author-made outlines.
 """
@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from .cli_options import add_level_arguments, level_options_from_args
 from .errors import ConfigError, ReferenceFormatError
 from .model import Document, Heading
 
@@ -23,8 +24,6 @@ __all__ = ["register", "read_reference_headings", "headings_for_reference"]
 
 def register(sub: Any) -> None:
     """Add ``levels`` and ``train-levels`` to the ``structrag`` sub-parsers."""
-    from .cli import add_level_arguments
-
     p = sub.add_parser(
         "levels",
         help="predict levels for given headings (level-only protocol)",
@@ -36,9 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--pdf", default=None, help="the PDF the headings are on (recommended: gives their style)")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--output", "-o", default=None, help="write the JSON here instead of stdout")
-    if not any(a.dest == "stats" for a in p._actions):
-        p.add_argument("--stats", action="store_true", help="print the driver's accounting on stderr")
-    add_level_arguments(p, old_level_model=("--model",))  # --level-model; --model was its name here
+    add_level_arguments(p, stats_help="print the driver's accounting on stderr")
     p.set_defaults(func=_levels)
 
     t = sub.add_parser(
@@ -137,7 +134,6 @@ def _fields(h: Heading) -> dict:
 
 
 def _levels(args: argparse.Namespace) -> int:
-    from .cli import level_options_from_args
     from .levels import assign_levels
 
     records = read_reference_headings(args.reference)
@@ -159,7 +155,7 @@ def _levels(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    if getattr(args, "stats", False):
+    if args.stats:
         print(json.dumps(result.stats, indent=2, default=str), file=sys.stderr)
     return 0
 

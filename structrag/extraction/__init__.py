@@ -8,6 +8,7 @@ Modules in pipeline order: :mod:`.blocks` (lines and style blocks of one page),
 
 from __future__ import annotations
 
+from .._pymupdf import import_pymupdf
 from .pdf import extract, open_pdf
 
-__all__ = ["extract", "open_pdf"]
+__all__ = ["extract", "open_pdf", "import_pymupdf"]

@@ -92,7 +92,9 @@ def _style_of_spans(spans: list[dict]) -> tuple[str, float, bool, bool, int, int
 def _transform(bbox, mat) -> tuple[float, float, float, float]:
     if mat is None:
         return bbox
-    import pymupdf
+    from .._pymupdf import import_pymupdf
+
+    pymupdf = import_pymupdf()
 
     r = pymupdf.Rect(bbox) * mat
     return (r.x0, r.y0, r.x1, r.y1)
@@ -115,7 +117,9 @@ def _page_lines(page, flags: int) -> list[list[_Line]]:
             dx, dy = ln["dir"]
             if mat is not None:
                 # direction in displayed space
-                import pymupdf
+                from .._pymupdf import import_pymupdf
+
+                pymupdf = import_pymupdf()
 
                 p = pymupdf.Point(dx, dy) * pymupdf.Matrix(mat.a, mat.b, mat.c, mat.d, 0, 0)
                 dx, dy = p.x, p.y

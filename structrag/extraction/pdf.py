@@ -37,7 +37,9 @@ _WS_RE = re.compile(r"\s+")
 
 def open_pdf(path: str | os.PathLike[str], password: str | None = None):
     """Open ``path`` with PyMuPDF, turning its failures into structrag errors."""
-    import pymupdf
+    from .._pymupdf import import_pymupdf
+
+    pymupdf = import_pymupdf()
 
     p = Path(path)
     if not p.exists():
@@ -106,7 +108,9 @@ def extract(
     documents of 50 pages or more).  Raises :class:`NotAPDFError`,
     :class:`EncryptedPDFError` or :class:`CorruptPDFError` with the file named.
     """
-    import pymupdf
+    from .._pymupdf import import_pymupdf
+
+    pymupdf = import_pymupdf()
 
     path = Path(path)
     doc = open_pdf(path, password)

@@ -227,7 +227,9 @@ def outline_reference_docs(
     seen = set(skip_sha1)
     out: list[ReferenceDoc] = []
     skipped: list[tuple[str, str]] = []
-    import pymupdf
+    from .._pymupdf import import_pymupdf
+
+    pymupdf = import_pymupdf()
 
     for pdf in map(Path, pdfs):
         try:

@@ -1,7 +1,7 @@
 """Model-backed level predictors: ``vlm``, ``llm`` (text only) and ``whole-document``.
 
 All three implement :class:`structrag.levels.base.LevelPredictor`, so the
-level driver gives them the memory of DESIGN.md §2.3, validates their answers,
+level driver gives them the level-wise memory, validates their answers,
 asks again with feedback (``max_retries`` = 2), projects a single heading that
 stays out of range, and falls back to the offline predictor for a step that
 raises :class:`~structrag.errors.BackendError`.
@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Mapping, Sequence
 
-from ..errors import BackendError, BackendResponseError, ConfigError
-from ..levels.base import KnownHeading, LevelPrediction, Memory, PredictionContext
-from ..model import Heading
+from ...errors import BackendError, BackendResponseError, ConfigError
+from ..base import KnownHeading, LevelPrediction, Memory, PredictionContext
+from ...model import Heading
 from ._client import ChatClient
 from ._prompt import (
     KNOWN_MARKER,
@@ -308,7 +308,7 @@ class VLMPredictor(_ChatPredictor):
         if context.document is None or not context.document.path:
             raise ConfigError(
                 "the vlm backend renders the PDF's pages and needs the document",
-                hint="pass the Document (from structrag.extraction.extract) or use the text-only `llm` backend",
+                hint="pass the Document (from structrag.extract) or use the text-only `llm` backend",
             )
         self.renderer = PageRenderer(context.document.path, zoom=self.zoom, image_format=self.image_format,
                                      max_cache_bytes=self.max_cache_bytes, max_encoded=self.max_encoded)

@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from typing import Literal, Sequence
 
-from ..errors import ConfigError, CorruptPDFError
+from ...errors import ConfigError, CorruptPDFError
 from ._client import require_pillow
 
 __all__ = ["PageRenderer", "KNOWN_COLOR", "TARGET_COLOR", "Box"]
@@ -79,7 +79,7 @@ class PageRenderer:
     # ------------------------------------------------------------------
     def _open(self):
         if self._doc is None:
-            from ..extraction import open_pdf
+            from ...extraction import open_pdf
 
             self._doc = open_pdf(self.path)
         return self._doc
@@ -114,9 +114,11 @@ class PageRenderer:
                 raise CorruptPDFError(f"page {page + 1} does not exist (the PDF has {doc.page_count})",
                                       path=self.path)
             try:
-                import pymupdf
+                from ..._pymupdf import import_pymupdf
 
-                from .._pymupdf import MuPDFMessages
+                pymupdf = import_pymupdf()
+
+                from ..._pymupdf import MuPDFMessages
 
                 with MuPDFMessages(f"{self.path}, page {page + 1}"):  # to the log, not stdout
                     pix = doc.load_page(page).get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)

@@ -1,7 +1,7 @@
 """A small, accountable chat-completions client over the ``openai`` package.
 
 The ``openai`` client already retries, but silently; level prediction needs
-to *count* every retry and wait (the per-document accounting of issue 4), so
+to *count* every retry and wait (the per-document accounting), so
 its own retries are switched off and done here: HTTP 408/409/429/5xx,
 time-outs and dropped connections are retried with the server's
 ``Retry-After`` (capped) or an exponential back-off; authentication, a wrong
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..errors import BackendError, BackendResponseError, ConfigError
+from ...errors import BackendError, BackendResponseError, ConfigError
 
 __all__ = ["ChatClient", "ChatResult", "Usage", "require_llm_extra", "DEFAULT_BASE_URL"]
 

@@ -1,4 +1,4 @@
-"""Prompts of DESIGN.md §2.3 and a lenient parser for the answers.
+"""Prompts of the level-wise memory method and a lenient parser for the answers.
 
 The prompt lists the numbered page images, then the known headings as a JSON
 list of ``{"title", "level": "H1".."Hk", "image_id"}``, then the headings to
