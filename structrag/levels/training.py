@@ -26,6 +26,7 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError, ReferenceFormatError
 from ..extraction import extract
+from ..files import file_sha1
 from ..model import SCHEMA_VERSION, Document, Heading, OutlineEntry
 from ..numbering import parse_numbering
 from ..headings.outline import locate_outline
@@ -80,18 +81,60 @@ class ReferenceDoc:
     located: int
 
 
-def _file_sha1(path: Path) -> str:
-    h = hashlib.sha1()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+def _imported_sources(package: str) -> list[Path]:
+    """The source files of ``package`` and of every structrag module they import, transitively.
+
+    Static (the import statements, module level and inside functions), so the list follows the
+    code: a helper moved into another module is still in it.
+    """
+    import ast
+
+    root = Path(__file__).resolve().parents[1]  # the structrag folder
+
+    def source(name: str) -> Path | None:
+        base = root.parent.joinpath(*name.split("."))
+        for path in (base.with_suffix(".py"), base / "__init__.py"):
+            if path.is_file():
+                return path
+        return None  # a name inside a module, not a module
+
+    todo = [package]
+    seen: dict[str, Path] = {}
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = source(name)
+        if path is None:
+            continue
+        seen[name] = path
+        is_pkg = path.name == "__init__.py"
+        if is_pkg and name == package:  # the whole package, not only what its __init__ imports
+            todo.extend(f"{name}.{p.stem}" for p in path.parent.glob("*.py") if p.stem != "__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                todo.extend(a.name for a in node.names if a.name.split(".")[0] == "structrag")
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_pkg else name.split(".")[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                    mod = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    mod = node.module or ""
+                if mod.split(".")[0] != "structrag":
+                    continue
+                todo.append(mod)
+                todo.extend(f"{mod}.{a.name}" for a in node.names)  # "from . import x": x may be a module
+    return sorted(seen.values(), key=str)
 
 
 def _extractor_fingerprint() -> str:
-    """Changes whenever the extractor's code does, so cached documents go stale with it."""
-    src = Path(sys.modules[extract.__module__].__file__).read_bytes()
-    return hashlib.sha1(src).hexdigest()[:10]
+    """Changes whenever code the cached document depends on does: the extraction stage and every
+    module it imports (text helpers, numbering, the model), so cached documents go stale with it."""
+    h = hashlib.sha1()
+    for path in _imported_sources("structrag.extraction"):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:10]
 
 
 def cached_extract(pdf: Path, *, sha1: str | None = None, cache_dir: Path | None = None,
@@ -103,7 +146,7 @@ def cached_extract(pdf: Path, *, sha1: str | None = None, cache_dir: Path | None
     """
     if cache_dir is None:
         return extract(pdf, progress=False)
-    sha1 = sha1 or _file_sha1(pdf)
+    sha1 = sha1 or file_sha1(pdf)
     key = cache_key or _extractor_fingerprint()
     path = Path(cache_dir) / f"doc_{sha1}_{SCHEMA_VERSION}_{key}.json"
     if path.is_file():
@@ -176,7 +219,7 @@ def load_reference_docs(
     for r in tqdm(rows, desc="reference docs", disable=not enabled, leave=False, file=sys.stderr):
         pdf = d / f"{r['doc_id']}.pdf"
         toc = d / f"{r['doc_id']}.toc.json"
-        sha1 = _file_sha1(pdf)
+        sha1 = file_sha1(pdf)
         if r.get("sha1") and r["sha1"] != sha1:
             raise ReferenceFormatError(f"sha1 {sha1} does not match the manifest's {r['sha1']}", path=pdf,
                                        hint="this is not the file the outline was made for")
@@ -184,7 +227,7 @@ def load_reference_docs(
                              cache_key=cache_key)
         hs = reference_headings(doc, _read_toc(toc))
         out.append(ReferenceDoc(doc_id=r["doc_id"], group=r.get("group", ""), document=doc, headings=hs,
-                                pdf_sha1=sha1, toc_sha1=_file_sha1(toc),
+                                pdf_sha1=sha1, toc_sha1=file_sha1(toc),
                                 located=sum(1 for h in hs if h.bbox is not None)))
     return out
 
@@ -240,7 +283,7 @@ def outline_reference_docs(
             continue
         if n < min_entries:
             continue
-        sha1 = _file_sha1(pdf)
+        sha1 = file_sha1(pdf)
         if sha1 in seen:
             skipped.append((pdf.stem, "same file as another reference document"))
             continue
