@@ -29,7 +29,7 @@ from llama_index.core.schema import Document as LIDocument
 from llama_index.core.schema import MetadataMode, NodeRelationship
 from llama_index.core.storage.docstore import SimpleDocumentStore
 
-import structrag.llama_index as sli
+import structrag.llama_index.reader as sli  # the parse cache lives there
 from structrag import ConfigError, InputError, extract
 from structrag.llama_index import (
     HEADER_PATH_SEPARATOR,

@@ -1,60 +1,16 @@
-"""LlamaIndex adapters: a PDF reader and a section-aware node parser.
-
-The only structrag module that imports LlamaIndex (``pip install
-structrag[llama-index]``).
-
-* :class:`StructPDFReader` (a ``BaseReader``) parses a PDF with
-  :func:`structrag.pipeline.parse_pdf` into one LlamaIndex ``Document`` whose
-  text is the reading-order text (``structrag.Document.text``), with
-  ``page_offsets`` in its metadata (``page_offsets[p]`` is where 0-based page
-  ``p`` starts; the last entry is the text length).  The parse stays in a
-  small in-process cache so the node parser does not parse again.
-* :class:`StructragNodeParser` (a ``NodeParser``) turns those Documents, or
-  PDF paths (:meth:`StructragNodeParser.get_nodes_from_pdfs`), into a
-  hierarchy: one node per section, linked ``PARENT``/``CHILD`` (a section's
-  children are its own chunks, then its sub-sections, in reading order), and
-  leaf chunk nodes from :func:`structrag.chunking.chunk_document`, linked
-  ``PREVIOUS``/``NEXT`` among themselves in reading order and ``SOURCE`` to
-  the Document.  Put all nodes in a docstore and the leaves in a vector
-  index, and ``AutoMergingRetriever`` merges retrieved chunks into their
-  section (see ``examples/llamaindex_pipeline.py``).
-
-Node metadata: ``section_path`` (list of heading texts, root to own
-heading), ``header_path`` (the same joined by :data:`HEADER_PATH_SEPARATOR`,
-see :func:`join_header_path`), ``heading_level`` (the section's level, 0 for
-the preamble), ``page_start``/``page_end`` (0-based PDF pages),
-``page_label`` (1-based, for people and LLMs), ``section_id``,
-``structrag_node`` (``"section"`` or ``"chunk"``) and, on chunks,
-``sibling_index``/``sibling_count``, ``bboxes`` and ``block_ids``.  Only the
-keys named in ``embed_metadata_keys`` / ``llm_metadata_keys`` reach the
-embedding / LLM text; the bulky ones never do.
-
-Metadata length: LlamaIndex splitters count the visible metadata in the chunk
-size and fail when it alone exceeds it.  Here the visible heading path is
-capped at ``max_header_tokens`` (a longer one is shown elided as ``header``,
-with the full ``header_path`` kept but hidden), and each section's chunk
-budget is ``chunk_size`` minus its visible metadata, so a node's text plus
-metadata fits ``chunk_size`` and a downstream ``SentenceSplitter`` with the
-same chunk size never fails on it.
-
-Section nodes hold the whole section text (sub-sections included) so that a
-merged result reads like the section; embed only the leaves.
-"""
+"""LlamaIndex node parser: section nodes and section-aware chunk nodes from structrag-parsed PDFs."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import threading
-from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 try:
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
     from llama_index.core.node_parser.interface import NodeParser
-    from llama_index.core.readers.base import BaseReader
     from llama_index.core.schema import (
         BaseNode,
         MetadataMode,
@@ -63,7 +19,6 @@ try:
         RelatedNodeInfo,
         TextNode,
     )
-    from llama_index.core.schema import Document as LIDocument
     from llama_index.core.utils import get_tqdm_iterable
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -71,203 +26,30 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "`pip install structrag[llama-index]`"
     ) from exc
 
-from .chunking import chunk_document, sections
-from .errors import ConfigError, InputError
-from .model import SCHEMA_VERSION, Document
-from .tokenizers import Tokenizer, get_tokenizer
-from .tree import HeadingTree
+from ..chunking import chunk_document, sections
+from ..errors import ConfigError, InputError
+from ..model import Document
+from ..tokenizers import Tokenizer, get_tokenizer
+from ..tree import HeadingTree
 
-__all__ = [
-    "StructPDFReader",
-    "StructragNodeParser",
-    "HEADER_PATH_SEPARATOR",
-    "join_header_path",
-    "split_header_path",
-    "to_llama_document",
-]
-
-#: Joins heading texts in ``header_path``.  Heading texts that contain it (or a
-#: backslash) are escaped by :func:`join_header_path`, so it never collides.
-HEADER_PATH_SEPARATOR = " › "
-_SEP_CHAR = "›"
-
-# metadata keys the reader sets on a Document
-_R_FILE_NAME = "file_name"
-_R_FILE_PATH = "file_path"
-_R_SHA1 = "doc_sha1"
-_R_PAGES = "page_count"
-_R_OFFSETS = "page_offsets"
-_R_SCHEMA = "structrag_schema_version"
-_R_OPTIONS = "structrag_parse_options"
-_READER_HIDDEN = (_R_FILE_PATH, _R_SHA1, _R_PAGES, _R_OFFSETS, _R_SCHEMA, _R_OPTIONS)
-# reader keys not copied onto nodes (bulky, or about the whole file)
-_NOT_ON_NODES = (_R_PAGES, _R_OFFSETS, _R_SCHEMA, _R_OPTIONS)
-
-# metadata keys the node parser sets
-_N_KEYS = (
-    "section_path", "header_path", "header", "heading_level", "page_start", "page_end", "page_label",
-    "section_id", "structrag_node", "sibling_index", "sibling_count", "bboxes", "block_ids",
+from .reader import (
+    _N_KEYS,
+    _NOT_ON_NODES,
+    _R_FILE_NAME,
+    _R_FILE_PATH,
+    _R_OPTIONS,
+    _R_SCHEMA,
+    _R_SHA1,
+    _READER_HIDDEN,
+    _cached,
+    _parse,
+    _remember,
+    _text_key,
+    join_header_path,
+    to_llama_document,
 )
 
-
-def join_header_path(path: Sequence[str]) -> str:
-    """Heading texts joined by :data:`HEADER_PATH_SEPARATOR`, escaped so it splits back.
-
-    Whitespace in each heading is collapsed to single spaces; a backslash or a
-    ``›`` inside a heading is prefixed with a backslash.
-    """
-    parts = []
-    for h in path:
-        t = " ".join(str(h).split())
-        parts.append(t.replace("\\", "\\\\").replace(_SEP_CHAR, "\\" + _SEP_CHAR))
-    return HEADER_PATH_SEPARATOR.join(parts)
-
-
-def split_header_path(header_path: str) -> list[str]:
-    """Inverse of :func:`join_header_path`."""
-    if not header_path:
-        return []
-    out: list[str] = []
-    cur: list[str] = []
-    i, n, sep = 0, len(header_path), HEADER_PATH_SEPARATOR
-    while i < n:
-        c = header_path[i]
-        if c == "\\" and i + 1 < n:
-            cur.append(header_path[i + 1])
-            i += 2
-        elif header_path.startswith(sep, i):
-            out.append("".join(cur))
-            cur = []
-            i += len(sep)
-        else:
-            cur.append(c)
-            i += 1
-    out.append("".join(cur))
-    return out
-
-
-# ---------------------------------------------------------------------------
-# parsing and the in-process cache of parses
-
-
-class _ParseCache:
-    """The last few parses, keyed by (PDF sha1, text sha1), so the parser need not re-parse."""
-
-    def __init__(self, size: int = 8) -> None:
-        self.size = size
-        self._d: OrderedDict[tuple[str, str], tuple[Document, HeadingTree]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str]) -> tuple[Document, HeadingTree] | None:
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
-                self._d.move_to_end(key)
-            return v
-
-    def put(self, key: tuple[str, str], value: tuple[Document, HeadingTree]) -> None:
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
-
-
-_CACHE = _ParseCache()
-
-
-def _text_key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _parse(path: str | os.PathLike[str], options: dict[str, Any]) -> tuple[Document, HeadingTree]:
-    from .pipeline import parse_pdf
-
-    parsed = parse_pdf(path, **options)
-    return parsed.document, parsed.tree
-
-
-def _options_json(options: dict[str, Any]) -> str | None:
-    try:
-        return json.dumps(options, sort_keys=True)
-    except (TypeError, ValueError):
-        return None  # e.g. a predictor object: re-parsing needs the same process
-
-
-def to_llama_document(
-    document: Document,
-    tree: HeadingTree,
-    *,
-    extra_info: dict[str, Any] | None = None,
-    parse_options: dict[str, Any] | None = None,
-) -> LIDocument:
-    """A LlamaIndex Document for an already parsed PDF (what :class:`StructPDFReader` returns).
-
-    The parse is remembered in-process, so :class:`StructragNodeParser` uses it
-    instead of parsing the file again.
-    """
-    _CACHE.put((document.sha1, _text_key(document.text)), (document, tree))
-    metadata: dict[str, Any] = dict(extra_info or {})
-    metadata.update(
-        {
-            _R_FILE_NAME: document.name,
-            _R_FILE_PATH: str(document.path),
-            _R_SHA1: document.sha1,
-            _R_PAGES: document.page_count,
-            _R_OFFSETS: list(document.page_offsets),
-            _R_SCHEMA: SCHEMA_VERSION,
-        }
-    )
-    opts = _options_json(dict(parse_options or {}))
-    if opts is not None:
-        metadata[_R_OPTIONS] = opts
-    hidden = [k for k in _READER_HIDDEN if k in metadata]
-    return LIDocument(
-        id_=document.sha1,
-        text=document.text,
-        metadata=metadata,
-        excluded_embed_metadata_keys=list(hidden),
-        excluded_llm_metadata_keys=list(hidden),
-    )
-
-
-class StructPDFReader(BaseReader):
-    """Read a PDF into one LlamaIndex ``Document`` of reading-order text.
-
-    Keyword arguments are passed to :func:`structrag.pipeline.parse_pdf`
-    (``outline="auto"``, ``predictor=...``, ...).  Usable on its own
-    (``StructPDFReader().load_data("report.pdf")``) or as
-    ``SimpleDirectoryReader(..., file_extractor={".pdf": StructPDFReader()})``.
-    """
-
-    def __init__(self, **parse_options: Any) -> None:
-        self.parse_options = dict(parse_options)
-
-    def lazy_load_data(  # type: ignore[override]
-        self,
-        file: str | os.PathLike[str],
-        extra_info: dict[str, Any] | None = None,
-        fs: Any = None,
-    ) -> Iterator[LIDocument]:
-        if fs is not None and getattr(fs, "protocol", "file") not in ("file", ("file", "local"), "local"):
-            raise ConfigError(
-                f"StructPDFReader reads local files only, not through {type(fs).__name__}",
-                path=file,
-                hint="download the PDF first",
-            )
-        document, tree = _parse(file, self.parse_options)
-        yield to_llama_document(document, tree, extra_info=extra_info, parse_options=self.parse_options)
-
-    def load_data(  # type: ignore[override]
-        self,
-        file: str | os.PathLike[str],
-        extra_info: dict[str, Any] | None = None,
-        fs: Any = None,
-    ) -> List[LIDocument]:
-        return list(self.lazy_load_data(file, extra_info=extra_info, fs=fs))
-
-
-# ---------------------------------------------------------------------------
+__all__ = ["StructragNodeParser"]
 
 
 def _page_label(a: int, b: int) -> str:
@@ -373,7 +155,7 @@ class StructragNodeParser(NodeParser):
                 hint="load PDFs with structrag.llama_index.StructPDFReader, or call "
                 "StructragNodeParser.get_nodes_from_pdfs(paths)",
             )
-        hit = _CACHE.get((sha, _text_key(text)))
+        hit = _cached((sha, _text_key(text)))
         if hit is not None:
             return hit
         path = md.get(_R_FILE_PATH)
@@ -403,7 +185,7 @@ class StructragNodeParser(NodeParser):
                 path=path,
                 hint="chunk the unmodified Document, or apply text changes to the nodes afterwards",
             )
-        _CACHE.put((sha, _text_key(text)), (document, tree))
+        _remember((sha, _text_key(text)), (document, tree))
         return document, tree
 
     # --- metadata -----------------------------------------------------------
