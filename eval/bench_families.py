@@ -55,14 +55,14 @@ from eval.trees import DocumentScores, pool, score_document  # noqa: E402
 from structrag.files import file_sha1  # noqa: E402
 from structrag.levels.base import project_levels  # noqa: E402
 from structrag.levels.learned import LearnedPredictor, load_booster  # noqa: E402
-from structrag.levels.training import (  # noqa: E402
+from structrag.levels.references import (  # noqa: E402
     ReferenceDoc,
     cached_extract,
     load_reference_docs,
     outline_reference_docs,
     printed_share,
-    train_model,
 )
+from structrag.levels.training import train_model  # noqa: E402
 
 FAMILIES_FILE = REPO / "eval" / "data" / "families.json"
 EXTRA_FOLDERS = ("retrieval/pdfs", "longdoc/pdfs", "prospectus-zh")

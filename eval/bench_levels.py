@@ -49,13 +49,8 @@ if str(REPO) not in sys.path:
 from eval.trees import DocumentScores, pool, score_document  # noqa: E402
 from structrag.levels import assign_levels  # noqa: E402
 from structrag.levels.learned import LearnedPredictor, load_booster  # noqa: E402
-from structrag.levels.training import (  # noqa: E402
-    DEFAULT_DAGGER_ROUNDS,
-    DEFAULT_ROUNDS,
-    ReferenceDoc,
-    load_reference_docs,
-    train_model,
-)
+from structrag.levels.references import ReferenceDoc, load_reference_docs  # noqa: E402
+from structrag.levels.training import DEFAULT_DAGGER_ROUNDS, DEFAULT_ROUNDS, train_model  # noqa: E402
 
 PREDICTORS = ("learned", "rules", "font-size", "size-rank", "numbering")
 MEMORIES = ("recent", "previous-n", "random", "branches")

@@ -258,7 +258,7 @@ def build_reference(
     from ``expected_sha1``.
     """
     from structrag.files import file_sha1
-    from structrag.levels.training import cached_extract, reference_headings
+    from structrag.levels.references import cached_extract, reference_headings
 
     path = Path(pdf)
     if outline not in ("auto", "sidecar", "pdf"):

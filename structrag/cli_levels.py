@@ -161,7 +161,8 @@ def _levels(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, load_reference_docs, train_model
+    from .levels.references import load_reference_docs
+    from .levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, train_model
 
     if not args.data:
         raise ConfigError("no training data folder", hint="pass --data DIR (shared/data/headings) "
@@ -173,7 +174,7 @@ def _train(args: argparse.Namespace) -> int:
         raise ConfigError("unknown doc_id(s) in --exclude: " + ", ".join(sorted(unknown)))
     refs = [r for r in refs if r.doc_id not in excluded]
     if args.also:
-        from .levels.training import outline_reference_docs
+        from .levels.references import outline_reference_docs
 
         pdfs: list[Path] = []
         for a in args.also:

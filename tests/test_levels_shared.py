@@ -7,7 +7,8 @@ import json
 import pytest
 
 from structrag.levels import assign_levels
-from structrag.levels.training import load_reference_docs, oracle_level, train_model
+from structrag.levels.references import load_reference_docs
+from structrag.levels.training import oracle_level, train_model
 from treeutil import parents  # noqa: E402
 
 SMALL = ["US_DOT_2022_agency_plan", "Addiko_Bank_Sustainability_Report_2023"]
