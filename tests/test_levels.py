@@ -167,7 +167,22 @@ class Scripted:
 
 
 def test_scripted_is_a_level_predictor():
-    assert isinstance(Scripted({}), LevelPredictor)
+    p = Scripted({})
+    res = assign_levels(None, [H("a"), H("b", i=1)], predictor=p)
+    assert p.n == 2  # begun once, with the document's headings
+    assert [c[:2] for c in p.calls] == [(0, 0), (1, 0)]  # then asked once per step
+    assert [h.level for h in res.headings] == [1, 1] and {h.level_source for h in res.headings} == {"scripted"}
+
+    class NoPredict:  # begin but no predict: not a LevelPredictor, refused before any step
+        name = source = "broken"
+        max_retries = 0
+
+        def begin(self, context):
+            raise AssertionError("begun")
+
+    assert not isinstance(NoPredict(), LevelPredictor)
+    with pytest.raises(ConfigError, match="LevelPredictor"):
+        assign_levels(None, [H("a")], predictor=NoPredict())
 
 
 def test_retry_with_feedback_then_valid():
