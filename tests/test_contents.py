@@ -15,7 +15,6 @@ from structrag.levels.given import assign_contents_levels
 from structrag.pipeline import detect_headings, read_contents
 from structrag.errors import ConfigError
 from structrag.levels import check_levels
-from structrag.model import Heading
 from structrag.numbering import parse_numbering
 from structrag.pipeline import parse_document, parse_pdf
 
@@ -361,11 +360,6 @@ def test_cli_reports_sources_and_ignores_contents(tmp_path, capsys):
     assert {h["source"] for h in hs} == {"layout"}
     assert main(["toc", str(path), "--predictor", "rules"]) == 0
     assert "12 contents" in capsys.readouterr().out.splitlines()[0]
-
-
-def test_old_json_source_name_is_read():
-    h = Heading.from_dict({"text": "A", "page": 0, "bbox": None, "block": 0, "block_end": 1, "source": "detected"})
-    assert h.source == "layout"
 
 
 # --------------------------------------------------------------------------- shared documents
