@@ -1,7 +1,7 @@
 """VLM / LLM / whole-document predictors against a real OpenAI-compatible server on 127.0.0.1.
 
 Documents are real PDFs made with PyMuPDF (tests/openai_server.build_report_pdf);
-reference headings come from their outlines via structrag.outline.locate_outline;
+reference headings come from their outlines via structrag.headings.outline.locate_outline;
 the server (tests/openai_server.py) decodes every request, checks it, and answers
 with the true levels, or with an injected fault.
 """

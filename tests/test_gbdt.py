@@ -1,4 +1,4 @@
-"""structrag.gbdt: the numpy evaluator of LightGBM text models against lightgbm itself.
+"""structrag.levels.gbdt: the numpy evaluator of LightGBM text models against lightgbm itself.
 
 Each model is trained here by lightgbm on random data (NaNs, zeros, negative
 and out-of-range categories included) or is one of the shipped models; the
