@@ -118,7 +118,7 @@ def register_index(subparsers: Any) -> None:
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
     p.add_argument("--embed-model", dest="embed_model", default=None, metavar="NAME",
                    help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
-                       "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
+                   "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures")

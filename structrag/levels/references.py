@@ -1,6 +1,6 @@
 """Reference headings for the learned level model, from PDFs with an author-made outline.
 
-The layout of ``shared/data/headings``: ``<doc_id>.pdf``, ``<doc_id>.toc.json``,
+A folder of ``<doc_id>.pdf``, ``<doc_id>.toc.json`` and
 ``manifest.jsonl``.  Each outline entry is located on its page with
 :func:`structrag.headings.outline.locate_outline` and takes the style of the printed
 block; an entry that cannot be found keeps its title and page but no bbox or
