@@ -55,7 +55,7 @@ def require_pyarrow():
 
 
 class ShardDocument(NamedTuple):
-    """One processed document, as :func:`retrievers.index._process_pdf` returns it plus identity and vectors."""
+    """One processed document (:class:`retrievers.ingest.ProcessedPDF`) plus its identity and vectors."""
 
     name: str
     path: str

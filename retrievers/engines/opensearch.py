@@ -29,7 +29,8 @@ import numpy as np
 
 from structrag.errors import BackendError, ConfigError
 
-from .records import EngineHit, SyncReport, _Exporter
+from ..progress import progress_bar
+from .records import EngineHit, Exporter, SyncReport
 
 __all__ = ["OpenSearchEngine"]
 
@@ -195,11 +196,7 @@ class OpenSearchEngine:
 
         BM25 statistics live in Lucene, so unchanged documents are not touched.
         """
-        from tqdm.auto import tqdm
-
-        from ..index import _progress_enabled
-
-        ex = _Exporter(index)
+        ex = Exporter(index)
         dim = int(index.corpus.chunk_vectors.shape[1]) if index.corpus.has_dense else None
         self.create(dim, k1=index.bm25_params.k1, b=index.bm25_params.b)
         want = ex.documents()
@@ -209,7 +206,7 @@ class OpenSearchEngine:
                 self.client.delete_by_query(index=target, body={"query": {"term": {"doc": n}}}, refresh=True,
                                             conflicts="proceed")
         written = 0
-        bar = tqdm(total=len(added), desc="sync (opensearch)", unit="doc", disable=not _progress_enabled(progress))
+        bar = progress_bar(progress, total=len(added), desc="sync (opensearch)", unit="doc")
         for n in added:
             chunks = ex.chunks(n)
             written += self._bulk(self.bulk_actions(chunks))
