@@ -15,20 +15,12 @@ from structrag._lazy import lazy_exports
 # Names are imported on first use: the CLI loads this package to register its
 # sub-commands, and should not pay for numpy/numba/lightgbm imports to print --help.
 _LAZY = {
-    "Index": "index",
-    "Hit": "index",
-    "AddReport": "index",
-    "DocInfo": "index",
-    "MODES": "index",
-    "ParseOptions": "ingest",
-    "ChunkOptions": "ingest",
+    **dict.fromkeys(("Index", "Hit", "AddReport", "DocInfo", "MODES"), "index"),
+    **dict.fromkeys(("ParseOptions", "ChunkOptions"), "ingest"),
     "Tokenizer": "tokenization",
     "BM25Params": "bm25",
     "LambdaRanker": "ranker",
-    "Query": "training",
-    "load_queries": "training",
-    "make_training_set": "training",
-    "train_ranker": "training",
+    **dict.fromkeys(("Query", "load_queries", "make_training_set", "train_ranker"), "training"),
 }
 
 # What the README documents.  Experiment helpers (cross-validation, leave-one-family-out, the

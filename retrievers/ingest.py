@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -46,7 +47,9 @@ _T = TypeVar("_T", bound="_Options")
 class _Options:
     """Shared by the two option classes: built from a mapping (each value checked), stored as a mapping."""
 
-    _what = "options"
+    @classmethod
+    def _what(cls) -> str:
+        return re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__).lower()  # ParseOptions -> "parse options"
 
     @classmethod
     def of(cls: type[_T], options: "_T | Mapping[str, Any] | None") -> _T:
@@ -57,7 +60,7 @@ class _Options:
         names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
         unknown = sorted(set(given) - set(names))
         if unknown:
-            raise ConfigError(f"unknown {cls._what} {', '.join(map(repr, unknown))}; known: {', '.join(names)}")
+            raise ConfigError(f"unknown {cls._what()} {', '.join(map(repr, unknown))}; known: {', '.join(names)}")
         return cls(**given)
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,7 +69,7 @@ class _Options:
                 if getattr(self, f.name) is not None}
 
     def _fail(self, name: str, want: str) -> None:
-        raise ConfigError(f"{self._what[:-1]} {name} must be {want}, not {getattr(self, name)!r}")
+        raise ConfigError(f"{self._what()[:-1]} {name} must be {want}, not {getattr(self, name)!r}")
 
     def _check_int(self, name: str, minimum: int) -> None:
         v = getattr(self, name)
@@ -98,8 +101,6 @@ class ParseOptions(_Options):
     max_pages: int | None = None
     password: str | None = None
 
-    _what = "parse options"
-
     def __post_init__(self) -> None:
         # fail when the index is set up, not once per document
         for name in ("outline", "contents"):
@@ -124,8 +125,6 @@ class ChunkOptions(_Options):
     overlap: int | None = None
     tokenizer: str | None = None
     include_heading: bool | None = None
-
-    _what = "chunk options"
 
     def __post_init__(self) -> None:
         self._check_int("max_tokens", 1)

@@ -9,7 +9,7 @@ features (:mod:`retrievers.features`) and model (:mod:`retrievers.ranker`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Sequence
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from .corpus import Corpus
 from .features import QueryScores, available_features, compute_features
 from .ranker import LambdaRanker, default_model_path
 
-__all__ = ["Hit", "Mode", "MODES", "RANKER_FILE", "check_request", "no_dense_error", "bm25_top", "rerank", "load_ranker",
+__all__ = ["Hit", "page_fields", "Mode", "MODES", "RANKER_FILE", "check_request", "no_dense_error", "bm25_top", "rerank", "load_ranker",
            "check_ranker"]
 
 Mode = Literal["bm25", "dense", "hybrid", "ranker"]
@@ -28,6 +28,12 @@ MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "ranker")
 #: A ranker trained on an index, in the index's folder (``structrag train-ranker``).
 RANKER_FILE = "ranker.txt"
 _TRAIN_HINT = "structrag train-ranker QUERIES.jsonl --index DIR"
+
+
+def page_fields(pages: Sequence[int]) -> dict[str, Any]:
+    """``pages`` (0-based) and the first and last of them, as hit metadata carries them (None when none)."""
+    pages = list(pages)
+    return {"pages": pages, "page_start": pages[0] if pages else None, "page_end": pages[-1] if pages else None}
 
 
 class Hit(NamedTuple):

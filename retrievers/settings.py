@@ -41,17 +41,11 @@ def options_key(parse: ParseOptions, chunk: ChunkOptions, tokenizer: Tokenizer, 
     return content_key(parse.to_dict(), chunk.to_dict(), tokenizer.to_dict(), dense_setting)
 
 
-def create_settings(
-    *,
-    dense: bool | Literal["auto"] = "auto",
-    model: str | None = None,
-    max_seq_length: int | None = None,
-    tokenizer: Tokenizer | None = None,
-    bm25: BM25Params = BM25Params(),
-    parse_options: ParseOptions | Mapping[str, Any] | None = None,
-    chunk_options: ChunkOptions | Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The settings a new index stores (see :meth:`retrievers.index.Index.create`); wrong ones raise ConfigError."""
+def create_settings(*, dense: bool | Literal["auto"], model: str | None, max_seq_length: int | None,
+                    tokenizer: Tokenizer | None, bm25: BM25Params, parse_options: Any, chunk_options: Any
+                    ) -> dict[str, Any]:
+    """The settings a new index stores, from the arguments of :meth:`retrievers.index.Index.create` (its
+    defaults and their meaning are there); wrong ones raise ConfigError."""
     from .dense import AUTO_MODEL, DEFAULT_MAX_SEQ_LENGTH, dense_available, is_default_model, require_dense
 
     if dense == "auto":

@@ -29,6 +29,7 @@ import numpy as np
 
 from structrag.errors import BackendError, ConfigError
 
+from ..extras import require
 from ..progress import progress_bar
 from .records import EngineHit, Exporter, SyncReport
 
@@ -36,15 +37,8 @@ __all__ = ["OpenSearchEngine"]
 
 
 def _require():
-    try:
-        import opensearchpy  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("the OpenSearch engine needs opensearch-py, which is not installed",
-                          hint='pip install "structrag[engines]"') from e
-    import opensearchpy
-    import opensearchpy.helpers
-
-    return opensearchpy
+    require("opensearchpy.helpers", what="the OpenSearch engine", package="opensearch-py", extra="engines")
+    return require("opensearchpy", what="the OpenSearch engine", package="opensearch-py", extra="engines")
 
 
 _SOURCE_EXCLUDES = ["vector", "tokens"]
@@ -101,26 +95,15 @@ class OpenSearchEngine:
     # --- schema -------------------------------------------------------------------------------
     def mapping(self, dim: int | None, *, k1: float = 1.5, b: float = 0.75) -> dict[str, Any]:
         """The body of the chunk index's create request (settings and mappings)."""
+        # section_path is a keyword array: one value per heading, root first
+        keyword = ("schema", "doc", "doc_id", "doc_sha1", "chunk_id", "section_path", "section_id")
+        integer = ("ordinal", "heading_levels", "pages", "page_start", "page_end", "page_count", "sibling_index",
+                   "sibling_count", "start", "end")
         props: dict[str, Any] = {
-            "schema": {"type": "keyword"},
-            "doc": {"type": "keyword"},
-            "doc_id": {"type": "keyword"},
-            "doc_sha1": {"type": "keyword"},
-            "chunk_id": {"type": "keyword"},
-            "ordinal": {"type": "integer"},
+            **{f: {"type": "keyword"} for f in keyword},
+            **{f: {"type": "integer"} for f in integer},
             "text": {"type": "text"},
             "tokens": {"type": "text", "analyzer": "structrag_tokens", "similarity": "structrag_bm25"},
-            "section_path": {"type": "keyword"},  # an array: one value per heading, root first
-            "heading_levels": {"type": "integer"},
-            "pages": {"type": "integer"},
-            "page_start": {"type": "integer"},
-            "page_end": {"type": "integer"},
-            "page_count": {"type": "integer"},
-            "sibling_index": {"type": "integer"},
-            "sibling_count": {"type": "integer"},
-            "section_id": {"type": "keyword"},
-            "start": {"type": "integer"},
-            "end": {"type": "integer"},
             "bboxes": {"type": "object", "enabled": False},  # provenance: stored, not indexed
             "block_ids": {"type": "integer", "index": False},
         }

@@ -29,6 +29,7 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
+from ..extras import require
 from ..progress import progress_bar
 from .records import EngineHit, Exporter, SyncReport, query_sparse
 
@@ -39,11 +40,7 @@ _DENSE, _SPARSE = "dense", "bm25"
 
 
 def _require():
-    try:
-        import qdrant_client  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("the Qdrant engine needs qdrant-client, which is not installed",
-                          hint='pip install "structrag[engines]"') from e
+    require("qdrant_client", what="the Qdrant engine", package="qdrant-client", extra="engines")
     from qdrant_client import QdrantClient, models
 
     return QdrantClient, models

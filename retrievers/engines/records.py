@@ -27,6 +27,8 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
+from ..ranking import page_fields
+
 __all__ = ["EngineChunk", "EngineHit", "SyncReport", "Exporter", "iter_engine_chunks", "term_index", "query_sparse",
            "RECORD_SCHEMA", "doc_identity"]
 
@@ -69,7 +71,6 @@ class EngineChunk(NamedTuple):
 
     def payload(self) -> dict[str, Any]:
         """The stored fields (no vectors): what a hit carries back."""
-        pages = list(self.pages)
         return {
             "schema": RECORD_SCHEMA,
             "doc": self.doc,
@@ -80,9 +81,7 @@ class EngineChunk(NamedTuple):
             "text": self.text,
             "section_path": list(self.section_path),
             "heading_levels": list(self.heading_levels),
-            "pages": pages,
-            "page_start": pages[0] if pages else None,
-            "page_end": pages[-1] if pages else None,
+            **page_fields(self.pages),
             "page_count": self.page_count,
             "sibling_index": self.sibling_index,
             "sibling_count": self.sibling_count,
