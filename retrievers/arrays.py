@@ -25,7 +25,7 @@ from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord, doc_nodes
 from .store import DocRow, Store
 from .tokenization import Tokenizer
 
-__all__ = ["FAISS_FILE", "exact_below", "load_vectors", "build_corpus", "load_corpus", "publish"]
+__all__ = ["FAISS_FILE", "exact_below", "load_vector_index", "load_vectors", "build_corpus", "load_corpus", "publish"]
 
 log = logging.getLogger("structrag.index")
 
@@ -36,6 +36,14 @@ FAISS_FILE = "dense.faiss"
 def exact_below() -> int:
     """Collections smaller than this are searched exactly (env override for tests and benchmarks)."""
     return int(os.environ.get("STRUCTRAG_EXACT_BELOW", "20000"))
+
+
+def load_vector_index(store: Store, chunk_vectors: np.ndarray):
+    """The approximate vector index of the committed generation: its file, or fitted now (then not stored)."""
+    from .dense import VectorIndex
+
+    f = store.derived_dir(store.generation()) / FAISS_FILE
+    return VectorIndex.load(f) if f.exists() else VectorIndex(exact_below=exact_below()).fit(chunk_vectors)
 
 
 def load_vectors(store: Store, docs: Sequence[DocRow]) -> tuple[np.ndarray | None, np.ndarray | None]:

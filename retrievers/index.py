@@ -36,7 +36,7 @@ import numpy as np
 from structrag.errors import ConfigError, ModelError
 from structrag.model import Chunk
 
-from .arrays import FAISS_FILE, exact_below, load_corpus
+from .arrays import exact_below, load_corpus, load_vector_index
 from .arrays import publish as publish_arrays
 from .bm25 import BM25Params, TopK
 from .corpus import LAYOUT, Corpus, doc_nodes
@@ -79,8 +79,6 @@ class Index:
         self.tokenizer = Tokenizer.from_dict(json.loads(meta["tokenizer"]))
         self.bm25_params = BM25Params(**json.loads(meta["bm25"]))
         self.dense_model: str | None = json.loads(meta.get("dense_model", "null"))
-        # what the index was created with ("auto" stays "auto" in the documents' option keys,
-        # so resolving it at the first document does not make every document look changed)
         self._dense_setting: str | None = json.loads(meta.get("dense_model_setting", "null")) or self.dense_model
         self.dense_max_seq_length: int | None = json.loads(meta.get("dense_max_seq_length", "null"))
         self.parse_options = ParseOptions.of(json.loads(meta.get("parse_options", "{}")))
@@ -153,21 +151,18 @@ class Index:
 
     @classmethod
     def open_or_create(cls, path: str | os.PathLike, **create_options: Any) -> "Index":
-        """:meth:`open` the index in ``path`` if there is one (its settings must agree with
-        ``create_options``: :meth:`check_settings`), else :meth:`create` it."""
+        """:meth:`open` the index in ``path`` if there is one (ConfigError if its settings disagree with
+        ``create_options``), else :meth:`create` it."""
         if (Path(path) / DB_NAME).exists():
             index = cls.open(path)
             try:
-                index.check_settings(create_options)
+                check_settings(create_options, dense_model=index.dense_model, tokenizer=index.tokenizer,
+                               path=index.path)
             except BaseException:
                 index.close()
                 raise
             return index
         return cls.create(path, **create_options)
-
-    def check_settings(self, options: Mapping[str, Any]) -> None:
-        """Refuse :meth:`create` options that disagree with this index's settings (ConfigError says which)."""
-        check_settings(options, dense_model=self.dense_model, tokenizer=self.tokenizer, path=self.path)
 
     # --- information ------------------------------------------------------------------------
     @property
@@ -228,7 +223,8 @@ class Index:
 
     @property
     def dense_setting(self) -> str | None:
-        """The dense model the index was created with (``auto`` stays ``auto`` after it is resolved)."""
+        """The dense model the index was created with: ``auto`` stays ``auto`` in the documents' option keys,
+        so resolving it at the first document does not make every document look changed."""
         return self._dense_setting
 
     @property
@@ -429,10 +425,7 @@ class Index:
             return exact_top_k(vecs, qs.query_vector, n, rows)
         with self._lock:
             if self._vindex is None:
-                from .dense import VectorIndex
-
-                f = self._store.derived_dir(self._store.generation()) / FAISS_FILE
-                self._vindex = VectorIndex.load(f) if f.exists() else VectorIndex(exact_below=exact_below()).fit(vecs)
+                self._vindex = load_vector_index(self._store, vecs)
             vi = self._vindex
         return vi.search(qs.query_vector, n)
 
@@ -502,14 +495,5 @@ class Index:
         ]
 
     def page_ranking(self, rows: Sequence[int]) -> list[tuple[str, int]]:
-        """``(doc, page)`` pairs of ranked chunk rows, each pair once, in first-hit order (0-based pages)."""
-        seen: set[tuple[str, int]] = set()
-        out = []
-        c = self._corpus
-        for r in rows:
-            name = c.doc_names[int(c.chunk_doc[r])]
-            for p in c.pages_of(int(r)).tolist():
-                if (name, p) not in seen:
-                    seen.add((name, p))
-                    out.append((name, p))
-        return out
+        """``(doc, page)`` pairs of ranked chunk rows in first-hit order: :meth:`Corpus.page_ranking`."""
+        return self._corpus.page_ranking(rows)
