@@ -33,7 +33,7 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from structrag.errors import ConfigError, ModelError
+from structrag.errors import ConfigError
 from structrag.model import Chunk
 
 from .arrays import exact_below, load_corpus, load_vector_index

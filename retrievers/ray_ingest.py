@@ -120,9 +120,9 @@ class IndexWorker:
     ``unchanged`` or ``failed`` (``detail`` says why).
     """
 
-    def __init__(self, *, parse_options: ParseOptions | Mapping[str, Any], chunk_options: ChunkOptions | Mapping[str, Any],
-                 tokenizer: Mapping[str, Any], options_key: str, settings: Mapping[str, Any],
-                 existing: Mapping[str, tuple[str, str]], shard_dir: str, threads: int = 1,
+    def __init__(self, *, parse_options: ParseOptions | Mapping[str, Any],
+                 chunk_options: ChunkOptions | Mapping[str, Any], tokenizer: Mapping[str, Any], options_key: str,
+                 settings: Mapping[str, Any], existing: Mapping[str, tuple[str, str]], shard_dir: str, threads: int = 1,
                  device: str = "cpu") -> None:
         self.parse_options = ParseOptions.of(parse_options)
         self.chunk_options = ChunkOptions.of(chunk_options)
