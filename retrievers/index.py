@@ -215,7 +215,6 @@ class Index:
         return (f"Index({str(self.path)!r}, documents={len(self._corpus.doc_names)}, chunks={self._corpus.n_chunks}, "
                 f"dense={self.dense_model!r})")
 
-
     @property
     def store(self) -> Store:
         """The index's :class:`~retrievers.store.Store` (its writer lock, documents and chunk rows)."""

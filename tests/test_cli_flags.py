@@ -164,7 +164,7 @@ def test_levels_backend_model_has_no_old_spelling(report):
     assert args.level_model == "m.txt" and args.backend_model == "srv"
 
 
-# --- index: --embed-model (was --model) -------------------------------------------------------
+# --- index: --embed-model (only) --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def lexical_index(report, tmp_path_factory):
     d, pdf, _ = report
@@ -173,23 +173,21 @@ def lexical_index(report, tmp_path_factory):
     return pdf, out
 
 
-@pytest.mark.parametrize("flag", ["--embed-model", "--model"])
-def test_index_embed_model_reaches_the_index(lexical_index, capsys, flag):
+def test_index_embed_model_reaches_the_index(lexical_index, capsys):
     pdf, out = lexical_index
     capsys.readouterr()
     # the index has no embeddings: naming a model for it is refused, which shows the flag got there
-    assert main(["index", str(pdf), "--out", str(out), "--no-dense", flag, "some/embedder"]) == 2
-    err = capsys.readouterr().err
-    assert "not 'some/embedder'" in err
-    assert ("use --embed-model" in err) == (flag == "--model")
+    assert main(["index", str(pdf), "--out", str(out), "--no-dense", "--embed-model", "some/embedder"]) == 2
+    assert "not 'some/embedder'" in capsys.readouterr().err
 
 
-def test_index_embed_model_conflict(lexical_index, capsys):
+def test_index_has_no_old_model_spelling(lexical_index, capsys):
+    """``index --model`` was never released: it is not accepted (no deprecation shim)."""
     pdf, out = lexical_index
     with pytest.raises(SystemExit) as e:
-        main(["index", str(pdf), "--out", str(out), "--model", "a", "--embed-model", "b"])
+        main(["index", str(pdf), "--out", str(out), "--model", "a"])
     assert e.value.code == 2
-    assert "different values" in capsys.readouterr().err
+    assert "--model" in capsys.readouterr().err
 
 
 def test_help_shows_only_the_new_names(capsys):
