@@ -17,7 +17,7 @@ from retrievers.ranker import LambdaRanker
 from retrievers.store import DB_NAME
 from retrievers.training import load_queries, make_training_set, train_ranker
 from structrag.errors import ConfigError, IndexFormatError, ModelError, ReferenceFormatError, SchemaVersionError
-from test_index_support import ACME, GLOBEX, make_report, make_reports, write_queries
+from index_support import ACME, GLOBEX, make_report, make_reports, write_queries
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from retrievers.index import Index  # noqa: E402
 from retrievers.ray_ingest import RUN_REPORT, SHARD_DIR, IndexWorker, ray_add, ray_build, ray_session  # noqa: E402
 from retrievers.shards import read_shard, shard_settings, write_shard  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
-from test_index_support import make_report, make_reports  # noqa: E402
+from index_support import make_report, make_reports  # noqa: E402
 
 QUERIES = ["How much were capital expenditures in 2024?", "dividends per share declared by the board",
            "What risks does Globex face?", "business segments"]

@@ -11,7 +11,7 @@ pytest.importorskip("faiss")
 from retrievers.dense import DenseEncoder, EmbeddingCache, VectorIndex, exact_top_k, resolve_model  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError, ModelError  # noqa: E402
-from test_index_support import make_reports  # noqa: E402
+from index_support import make_reports  # noqa: E402
 
 TEXTS = [
     "Capital expenditures were 1,577 million dollars, mostly new factories.",
