@@ -62,23 +62,6 @@ def _options(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str,
     return popts or None, copts or None
 
 
-def _ensure_index(out: str, args: argparse.Namespace, popts, copts):
-    from .index import Index
-    from .store import DB_NAME
-
-    if (Path(out) / DB_NAME).exists():
-        index = Index.open(out)
-        index._check_settings({"dense": args.dense, **({"model": args.embed_model} if args.embed_model else {})})
-        return index
-    return Index.create(
-        out,
-        dense=args.dense,
-        model=args.embed_model,
-        parse_options=popts or {},
-        chunk_options=copts or {},
-    )
-
-
 def _event_printer(quiet: bool):
     t0 = time.perf_counter()
 
@@ -131,12 +114,16 @@ def _cmd_index(args: argparse.Namespace) -> int:
         raise ConfigError("--workers must be at least 1")
     if args.engine != "ray" and args.ray_address:
         raise ConfigError("--ray-address needs --engine ray")
+    from .index import Index
+
     popts, copts = _options(args)
     t0 = time.perf_counter()
-    index = _ensure_index(args.out, args, popts, copts)
+    # a new index stores the options given; an existing one keeps its own, updated by them for this run
+    index = Index.open_or_create(args.out, dense=args.dense, model=args.embed_model, parse_options=popts,
+                                 chunk_options=copts)
     with index:
-        options = dict(progress=args.progress, parse_options=popts and {**index.parse_options, **popts},
-                       chunk_options=copts and {**index.chunk_options, **copts},
+        options = dict(progress=args.progress, parse_options=popts and {**index.parse_options.to_dict(), **popts},
+                       chunk_options=copts and {**index.chunk_options.to_dict(), **copts},
                        on_event=_event_printer(args.quiet or args.json))
         if args.engine == "ray":
             from .ray_ingest import ray_add
@@ -287,13 +274,15 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
                        graded: bool = False, seed: int = 0, trees: int = 500, monotone: str = "evidence",
                        progress: bool | None = None):
     """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
+    from structrag.files import file_sha1
+
     from .features import evidence_constraints
-    from .index import _progress_enabled
-    from .training import concat_training_sets, file_sha1, load_queries, make_training_set, train_ranker
+    from .progress import progress_enabled
+    from .training import concat_training_sets, load_queries, make_training_set, train_ranker
 
     qs = load_queries(queries_path)
     names = resolve_features(features, index.corpus)
-    show = _progress_enabled(progress)
+    show = progress_enabled(progress)
     scopes = ["doc", "collection"] if scope == "both" else [scope]
     sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded, progress=show)
             for s in scopes]
@@ -303,7 +292,8 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
         "queries_sha1": file_sha1(queries_path),
         "documents_sha1": sorted(d.sha1 for d in index.documents()),
         "index_settings": {"tokenizer": index.tokenizer.to_dict(), "dense_model": index.dense_model,
-                           "parse_options": index.parse_options, "chunk_options": index.chunk_options},
+                           "parse_options": index.parse_options.to_dict(),
+                           "chunk_options": index.chunk_options.to_dict()},
         "scope": scope,
         "candidates": candidates,
         "graded": graded,
@@ -316,7 +306,7 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
 
 
 def _cmd_train_ranker(args: argparse.Namespace) -> int:
-    from .index import Index
+    from .index import RANKER_FILE, Index
 
     with Index.open(args.index) as index:
         model, ts = train_from_queries(index, args.queries, features=args.features, scope=args.scope,
@@ -326,7 +316,7 @@ def _cmd_train_ranker(args: argparse.Namespace) -> int:
             path = model.save(args.out)
         else:
             index.set_ranker(model, save=True)
-            path = index.path / "ranker.txt"
+            path = index.path / RANKER_FILE
     n_pos = int((ts.y > 0).sum())
     print(f"trained on {len(ts.queries)} queries ({len(ts.y)} candidates, {n_pos} on relevant pages), "
           f"features: {', '.join(model.features)}")
@@ -384,14 +374,16 @@ def register_demo(subparsers: Any) -> None:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from .index import Index, _file_sha1
+    from structrag.files import file_sha1
+
+    from .index import Index
     from .store import DB_NAME
 
     pdf = Path(args.pdf) if args.pdf else default_demo_pdf()
     if not pdf.is_file():
         raise InputError("no such file", path=pdf)
     query = args.query or (DEMO_QUERY if pdf.name == DEMO_PDF else GENERIC_QUERY)
-    sha = _file_sha1(pdf)
+    sha = file_sha1(pdf)
     root = Path(args.cache) if args.cache else _cache_root()
     from .dense import dense_available
 

@@ -1,6 +1,6 @@
 """Helpers for the index tests: small real report PDFs with an outline, and a queries file.
 
-(No tests here; the test_index*.py and test_retrievers*.py modules import it.)
+(No tests here, and not named like a test module; the index, Ray, engine and retriever tests import it.)
 """
 
 from __future__ import annotations
