@@ -1,9 +1,9 @@
-"""The bootstrap helpers of eval/bench_retrieval.py (what the retrieval report's intervals rest on)."""
+"""The shared benchmark helpers of eval/bench/common.py: bootstrap intervals, the data folder, model caches."""
 
 import numpy as np
 import pytest
 
-from eval.bench_retrieval import bootstrap_diff, bootstrap_ratio
+from eval.bench.common import bootstrap_diff, bootstrap_ratio
 
 
 def test_ratio_of_identical_runs_is_exactly_one():

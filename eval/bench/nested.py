@@ -1,10 +1,10 @@
 """Nested leave-one-family-out: the ranker's configuration chosen without looking at the held-out family.
 
-    nice -n 10 python eval/bench_nested.py prepare        # features + baselines, cached (.cache/gen/nested-*)
-    nice -n 10 python eval/bench_nested.py run [--jobs 2] [--inner-folds 4]
-    python eval/bench_nested.py render                    # tables of eval/out/nested.json
+    nice -n 10 python -m eval.bench.nested prepare        # features + baselines, cached (.cache/gen/nested-*)
+    nice -n 10 python -m eval.bench.nested run [--jobs 2] [--inner-folds 4]
+    python -m eval.bench.nested render                    # tables of eval/out/nested.json
 
-The query sets and families are those of :mod:`eval.bench_generalise` (filings by company,
+The query sets and families are those of :mod:`eval.bench.generalise` (filings by company,
 longdoc by ``family``, the Chinese prospectus questions, the English prospectus-style
 questions).  For each **outer** held-out family:
 
@@ -50,13 +50,12 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from eval.bench_generalise import (  # noqa: E402
-    EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, boot, load_parts, paired_diff, training_sets,
+from eval.bench.common import REPO, bootstrap_ci, paired_diff
+from eval.bench.generalise import (
+    EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, load_parts, training_sets,
 )
-from retrievers.features import (  # noqa: E402
+from eval.retrieval_metrics import average_precision
+from retrievers.features import (
     PORTABLE_FEATURES, QUERY_DENSE, QUERY_LEXICAL, available_features,
 )
 
@@ -170,27 +169,17 @@ def _slices(group: np.ndarray) -> list[slice]:
     return [slice(int(e - g), int(e)) for g, e in zip(group, ends)]
 
 
-def average_precision(order_pages: list[list[int]], relevant: set[int]) -> float:
-    """AP of the pages of ranked candidates (each page once, first-hit order), as eval.retrieval_metrics."""
+def pages_ap(order_pages: list[list[int]], relevant: set[int]) -> float:
+    """AP of the pages of ranked candidates (each page once, first-hit order); NaN without relevant pages."""
     if not relevant:
         return float("nan")
-    seen: set[int] = set()
-    hits = 0
-    total = 0.0
-    k = 0
-    for pages in order_pages:
-        for p in pages:
-            if p in seen:
-                continue
-            seen.add(p)
-            k += 1
-            if p in relevant:
-                hits += 1
-                total += hits / k
-    return total / len(relevant)
+    return average_precision(list(dict.fromkeys(p for pages in order_pages for p in pages)), relevant)
 
 
 def fused_order(scores: np.ndarray, bm25_rank: np.ndarray, w: float) -> np.ndarray:
+    # Not retrievers.ranker.rrf: the BM25 side is a feature column whose tied candidates share the
+    # best rank, ranks count from 0, and ties fall back to the candidate order -- the weighting the
+    # nested runs chose with; rrf (ranked lists, ranks from 1) would move their figures.
     order = np.argsort(-scores, kind="stable")
     if not w:
         return order
@@ -208,7 +197,7 @@ def ranked_pages(data: Data, i: int, scores: np.ndarray, w: float) -> list[list[
 
 
 def query_ap(data: Data, i: int, scores: np.ndarray, w: float) -> float:
-    return average_precision(ranked_pages(data, i, scores, w), set(data.test_q[i]["relevant"]))
+    return pages_ap(ranked_pages(data, i, scores, w), set(data.test_q[i]["relevant"]))
 
 
 def top_pages(order_pages: list[list[int]], n: int = 10) -> list[int]:
@@ -364,7 +353,7 @@ def nested(args) -> int:
             r = list(pool.map(_fit_score, [((fs, m, b), data.train_rows(fams), te, args.seed)]))[0]
             ti = TREES.index(t)
             ranked = {i: ranked_pages(data, i, r["scores"][i][ti], w) for i in te}
-            aps = {data.test_q[i]["qid"]: average_precision(ranked[i], set(data.test_q[i]["relevant"])) for i in te}
+            aps = {data.test_q[i]["qid"]: pages_ap(ranked[i], set(data.test_q[i]["relevant"])) for i in te}
             state["outer"][name] = {"families": sorted(fams), "config": list(best), "label": config_label(best),
                                     "top": top, "ap": aps,
                                     "top10": {data.test_q[i]["qid"]: top_pages(ranked[i]) for i in te}}
@@ -486,7 +475,7 @@ def company_cv_nested(args) -> int:
 
 def _baseline_ap(data: Data, method: str) -> list[float]:
     runs = data.meta["baselines"][method]
-    return [average_precision([[p] for p in runs.get(q["qid"], [])], set(q["relevant"])) for q in data.test_q]
+    return [pages_ap([[p] for p in runs.get(q["qid"], [])], set(q["relevant"])) for q in data.test_q]
 
 
 # --- tables ----------------------------------------------------------------------------------------
@@ -506,13 +495,13 @@ def render(args) -> int:
     for m in BASELINES:
         for q in data.test_q:
             pages = data.meta["baselines"][m].get(q["qid"], [])
-            per[m][q["qid"]] = (average_precision([[p] for p in pages], rel[q["qid"]]), _r5(pages, rel[q["qid"]]))
+            per[m][q["qid"]] = (pages_ap([[p] for p in pages], rel[q["qid"]]), _r5(pages, rel[q["qid"]]))
     if Path(args.old_model).exists():
         old = LambdaRanker.load(args.old_model)
         cols = [data.features.index(f) for f in old.features]
         for i, q in enumerate(data.test_q):
             ranked = ranked_pages(data, i, old.predict(data.test_X[data.test_sl[i]][:, cols]), 0.0)
-            per["old"][q["qid"]] = (average_precision(ranked, rel[q["qid"]]), _r5(top_pages(ranked), rel[q["qid"]]))
+            per["old"][q["qid"]] = (pages_ap(ranked, rel[q["qid"]]), _r5(top_pages(ranked), rel[q["qid"]]))
     cv = state.get("company_cv", {})
     for q, ap in cv.get("before", {}).get("ap_seed0", {}).items():
         per["old"][q] = (ap, float("nan"))  # the filings: the old design's company-out CV
@@ -533,7 +522,7 @@ def render(args) -> int:
         return float(np.mean(v)) if v else float("nan")
 
     def ci(m, qids, j=0):
-        lo, hi = boot([per[m][q][j] for q in qids if q in per[m]])
+        lo, hi = bootstrap_ci([per[m][q][j] for q in qids if q in per[m]])
         return f"[{lo:.2f}, {hi:.2f}]"
 
     def fixed_map(k):
@@ -597,7 +586,7 @@ def render(args) -> int:
 
 def main(argv=None) -> int:
     global FUSION
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.nested", description=__doc__.splitlines()[0])
     ap.add_argument("step", choices=["prepare", "run", "companycv", "companycv-nested", "render"])
     ap.add_argument("--cache", default=str(REPO / ".cache"))
     ap.add_argument("--en-model", default="minilm")
@@ -615,7 +604,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "nested.json"))
     ap.add_argument("--config", default=None, help='companycv: a configuration as JSON, e.g. \'["both", true, "family", 500, 0.25]\'')
     ap.add_argument("--fixed", default=str(REPO / "eval" / "out" / "generalise.json"),
-                    help="render: the fixed-configuration LOFO run of eval/bench_generalise.py")
+                    help="render: the fixed-configuration LOFO run of eval/bench/generalise.py")
     ap.add_argument("--old-model", default=str(REPO / ".cache" / "old-models" / "default-dense.txt"),
                     help="render: the ranker shipped before (git show a27f6fc:retrievers/models/default-dense.txt)")
     ap.add_argument("--report", default=None, help="render: also write the tables to this file")
