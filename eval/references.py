@@ -257,7 +257,7 @@ def build_reference(
     :class:`ReferenceFormatError` if there is no outline or the sha1 differs
     from ``expected_sha1``.
     """
-    from structrag.extract import file_sha1
+    from structrag.files import file_sha1
     from structrag.levels.training import cached_extract, reference_headings
 
     path = Path(pdf)

@@ -447,10 +447,11 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
 
     from retrievers.features import PORTABLE_LEXICAL
     from retrievers.training import train_ranker
+    from structrag.files import file_sha1
 
     files = [DATA / "retrieval" / "queries.jsonl", DATA / "longdoc" / "queries.jsonl", Path(args.zh_queries),
              Path(args.en_queries)]
-    sha = {f.name: hashlib.sha1(f.read_bytes()).hexdigest() for f in files if f.exists()}
+    sha = {f.name: file_sha1(f) for f in files if f.exists()}
     meta = {"queries_files": sha, "queries_sha1": hashlib.sha1("".join(sorted(sha.values())).encode()).hexdigest(),
             "seed": 0,
             "documents_sha1": sorted({d.sha1 for p in parts for d in p.index.documents()}),
