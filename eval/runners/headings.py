@@ -131,7 +131,7 @@ class HeadingsReport:
         for m, ids in self.options.get("in_sample", {}).items():
             lines += ["", f"**In-sample:** the `{m}` model was trained on {len(ids)} of these {len(self.documents)} "
                       "documents, so its scores on them overstate what it does on new ones; "
-                      "`eval/bench/levels.py` scores it leave-one-document-out."]
+                      "`python -m eval.bench.levels` scores it leave-one-document-out."]
         errs = [(m, e) for m, es in self.errors.items() for e in es]
         if errs:
             lines += ["", "Failures (scored as empty predictions):", ""]

@@ -106,7 +106,7 @@ class RetrievalReport:
             lines.append("")
         if self.options.get("ranker_model"):
             lines.append(f"`ranker` model: `{self.options['ranker_model']}` -- if it was trained on these queries, "
-                         "its figures are in-sample (eval/bench/retrieval.py reports leave-one-company-out ones).")
+                         "its figures are in-sample (python -m eval.bench.retrieval reports leave-one-company-out ones).")
         if self.skipped_modes:
             lines.append("Not run: " + "; ".join(f"`{k}` ({v})" for k, v in self.skipped_modes.items()) + ".")
         if self.missing_docs:
