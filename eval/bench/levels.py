@@ -1,6 +1,6 @@
 """Benchmark of level reconstruction (issue 3) on the shared outline data.
 
-Level-only protocol (DESIGN.md §3): the reference headings (outline entries
+Level-only protocol (:mod:`eval.trees`): the reference headings (outline entries
 located on their pages: text, page, bbox, style) are given in reading order;
 only their levels are predicted and scored against the outline with
 :mod:`eval.trees` (Micro/Macro-STEDS, parent and path accuracy).
