@@ -206,7 +206,7 @@ def run_report(
         f"Data: `{data_dir}`; parts: {', '.join(parts)}; wall time: "
         + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()),
         "",
-        "Metric definitions: `eval/trees.py` and `eval/retrieval_metrics.py` docstrings. "
+        "Metric definitions: `eval/trees/` and `eval/retrieval_metrics.py` docstrings. "
         f"Offline level predictor for indexing and speed: `{predictor}`"
         + ("" if predictor == "learned" else " (the learned model file is not installed)") + ".",
         "",

@@ -26,7 +26,7 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 * ``portable``: the portable features (:data:`retrievers.features.PORTABLE_FEATURES`),
   unweighted (``--balance``), monotone in the evidence features (``--monotone``;
   also for the company-out CV) -- the configuration that ships, chosen by inner
-  cross-validation over the training families (``eval/bench/nested.py run --final``);
+  cross-validation over the training families (``python -m eval.bench.nested run --final``);
 * ``portable-weighted``: the same with family-balanced weights;
 * ``portable-unconstrained``: the shipped design without the monotone constraints;
 * ``portable-first``: the first shipped design of issue 14: the portable set without
@@ -229,9 +229,9 @@ def main(argv=None) -> int:
                     "the caller; skipped when absent)")
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--monotone", choices=["evidence", "none"], default="evidence",
-                    help="monotone evidence constraints of the shipped design (chosen by eval/bench/nested.py run --final)")
+                    help="monotone evidence constraints of the shipped design (chosen by python -m eval.bench.nested run --final)")
     ap.add_argument("--balance", choices=["none", "family"], default="none",
-                    help="group weights of the shipped design (chosen by eval/bench/nested.py run --final)")
+                    help="group weights of the shipped design (chosen by python -m eval.bench.nested run --final)")
     ap.add_argument("--jobs", type=int, default=3, help="folds trained in parallel worker processes")
     ap.add_argument("--learning-rate", type=float, default=0.01)
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "generalise.json"))

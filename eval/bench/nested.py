@@ -604,7 +604,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "nested.json"))
     ap.add_argument("--config", default=None, help='companycv: a configuration as JSON, e.g. \'["both", true, "family", 500, 0.25]\'')
     ap.add_argument("--fixed", default=str(REPO / "eval" / "out" / "generalise.json"),
-                    help="render: the fixed-configuration LOFO run of eval/bench/generalise.py")
+                    help="render: the fixed-configuration LOFO run of python -m eval.bench.generalise")
     ap.add_argument("--old-model", default=str(REPO / ".cache" / "old-models" / "default-dense.txt"),
                     help="render: the ranker shipped before (git show a27f6fc:retrievers/models/default-dense.txt)")
     ap.add_argument("--report", default=None, help="render: also write the tables to this file")
