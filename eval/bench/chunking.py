@@ -56,6 +56,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from eval.bench.common import CACHE, REPO, data_dir  # noqa: E402
 from eval.retrieval_metrics import evaluate, pages_from_hits  # noqa: E402
+from eval.runners import load_queries  # noqa: E402
 from structrag.chunking import chunk_document, sections  # noqa: E402
 from structrag.files import file_sha1  # noqa: E402
 from structrag.model import SCHEMA_VERSION, Document  # noqa: E402
@@ -342,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"{folder}: no retrieval data (docs.jsonl); pass --data")
         return 2
     rows = [json.loads(x) for x in (folder / "docs.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
-    queries = [json.loads(x) for x in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    queries = load_queries(folder / "queries.jsonl")
     if args.docs:
         rows = [r for r in rows if r["file"] in set(args.docs)]
     options = {"outline": args.outline, "predictor": args.predictor}
