@@ -6,6 +6,7 @@ import json
 
 import pymupdf
 import pytest
+from pdfgen import PDFBuilder
 
 from eval import runners
 from eval.cli import _method_options
@@ -19,29 +20,21 @@ TOPICS = ["Revenue growth", "Operating costs", "Capital expenditure", "Liquidity
 
 def make_report_pdf(path, n_chapters=3):
     """Chapters (18 pt bold) with two sections (13 pt bold) each, one page per chapter; outline set."""
-    doc = pymupdf.open()
+    b = PDFBuilder(footer=None)
     toc = []
     for c in range(n_chapters):
-        page = doc.new_page()
-        y = 60
+        b.new_page()
         title = f"{c + 1} {TOPICS[c % len(TOPICS)]}"
-        page.insert_text((72, y), title, fontsize=18, fontname="hebo")
+        b.heading(title, size=18)
         toc.append([1, title, c + 1])
-        y += 30
         for s in range(2):
-            page.insert_textbox(pymupdf.Rect(72, y, 540, y + 60), BODY, fontsize=10, fontname="helv")
-            y += 70
+            b.para(BODY)
             sub = f"{c + 1}.{s + 1} {TOPICS[(c + s + 1) % len(TOPICS)]} in detail"
-            page.insert_text((72, y), sub, fontsize=13, fontname="hebo")
+            b.heading(sub, size=13)
             toc.append([2, sub, c + 1])
-            y += 20
-            page.insert_textbox(pymupdf.Rect(72, y, 540, y + 60),
-                                f"The {TOPICS[(c + s + 1) % len(TOPICS)].lower()} figure for chapter {c + 1} "
-                                f"was {100 + 10 * c + s} million. " + BODY, fontsize=10, fontname="helv")
-            y += 80
-    doc.set_toc(toc)
-    doc.save(path)
-    doc.close()
+            b.para(f"The {TOPICS[(c + s + 1) % len(TOPICS)].lower()} figure for chapter {c + 1} "
+                   f"was {100 + 10 * c + s} million. " + BODY)
+    b.save(path, toc=toc)
     return toc
 
 
