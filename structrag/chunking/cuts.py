@@ -11,7 +11,7 @@ import bisect
 import re
 from typing import NamedTuple, Sequence
 
-from ..model import Block
+from ..model import Block, Document
 from ..text import CJK_WIDE
 from ..tokenizers import RegexTokenizer, Tokenizer
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError
 from ..model import Document

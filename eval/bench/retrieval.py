@@ -1,6 +1,6 @@
 """Page-level retrieval quality on ../shared/data/retrieval: BM25, dense, RRF, the ranker.
 
-    nice -n 10 python eval/bench_retrieval.py --index .cache/retrieval-dense \
+    nice -n 10 python -m eval.bench.retrieval --index .cache/retrieval-dense \
         [--queries ../shared/data/retrieval/queries.jsonl] [--ablation] [--seeds 0,1,2,3,4] \
         [--train-scope both] [--out eval/out/retrieval.json]
 
@@ -31,13 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from eval.retrieval_metrics import evaluate  # noqa: E402
-from retrievers.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names  # noqa: E402
-from retrievers.index import Index  # noqa: E402
-from retrievers.training import cross_validate, load_queries, make_training_set  # noqa: E402
+from eval.bench.common import REPO, bootstrap_diff, bootstrap_ratio, data_dir
+from eval.retrieval_metrics import evaluate
+from retrievers.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
+from retrievers.index import Index
+from retrievers.training import cross_validate, load_queries, make_training_set
 
 SCOPES = ("doc", "collection")
 #: features dropped together by ``--group-ablation``: one at a time, tree features stand in for
@@ -96,37 +94,10 @@ def ranker_run(index, sets, scope, features, train_scope="both", **params):
     return {q.qid: _items(index, rows[:DEPTH], scope, q.doc) for q, rows in zip(sets[scope].queries, ranked)}
 
 
-def _resampled_means(a, b, n, seed):
-    """Means of ``a`` and ``b`` over ``n`` paired resamples of the queries (the same draw for both)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    idx = np.random.default_rng(seed).integers(0, a.size, size=(n, a.size))
-    return a, b, a[idx].mean(axis=1), b[idx].mean(axis=1)
-
-
-def _ci95(x):
-    return [round(float(v), 3) for v in np.percentile(x, [2.5, 97.5])]
-
-
-def bootstrap_ratio(a, b, *, n=2000, seed=0):
-    """95% interval of mean(a) / mean(b) with queries resampled (paired), and P(ratio < 1.8)."""
-    a, b, ma, mb = _resampled_means(a, b, n, seed)
-    r = ma / np.maximum(mb, 1e-12)
-    return {"ratio": round(float(a.mean() / b.mean()), 4), "ci95": _ci95(r),
-            "p_below_1.8": round(float((r < 1.8).mean()), 3), "resamples": n}
-
-
-def bootstrap_diff(a, b, *, n=2000, seed=0):
-    """95% interval of mean(a) - mean(b) with queries resampled (paired), and P(difference <= 0)."""
-    a, b, ma, mb = _resampled_means(a, b, n, seed)
-    d = ma - mb
-    return {"diff": round(float(a.mean() - b.mean()), 4), "ci95": _ci95(d),
-            "p_not_above": round(float((d <= 0).mean()), 4), "resamples": n}
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.retrieval", description=__doc__.splitlines()[0])
     ap.add_argument("--index", required=True)
-    ap.add_argument("--queries", default=str(REPO.parent / "shared" / "data" / "retrieval" / "queries.jsonl"))
+    ap.add_argument("--queries", default=str(data_dir("retrieval", "queries.jsonl")))
     ap.add_argument("--scopes", default="doc,collection")
     ap.add_argument("--ablation", action="store_true", help="drop each feature in turn (within-document, first seed)")
     ap.add_argument("--group-ablation", action="store_true",

@@ -1,6 +1,6 @@
 """Timing of the tree metrics on the largest shared outline and on synthetic extremes.
 
-    python -m eval.bench_trees [--data ../shared/data] [--apted] [--out eval/out/bench_trees.json]
+    python -m eval.bench.trees [--data ../shared/data] [--apted] [--out eval/out/bench_trees.json]
 
 Measures TED (and the full ``score_document``) on the TikZ/PGF manual's
 outline (1,182 entries) against a perturbed copy (levels shifted at random,
@@ -17,8 +17,8 @@ import random
 import time
 from pathlib import Path
 
-from . import trees as T
-from .provenance import provenance
+from eval import trees as T
+from eval.provenance import provenance
 
 
 def _perturb(o: T.Outline, seed: int = 0, drop: float = 0.0, noise: bool = False) -> T.Outline:
@@ -42,14 +42,14 @@ def _time(fn, repeat: int = 1) -> tuple[float, object]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m eval.bench_trees")
-    ap.add_argument("--data", default=None)
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.trees")
+    ap.add_argument("--data", default=None, help="the shared data folder")
     ap.add_argument("--apted", action="store_true", help="also time the apted package (~1.5 min on TikZ)")
     ap.add_argument("--out", default="eval/out/bench_trees.json")
     args = ap.parse_args(argv)
-    from .report import default_data_dir
+    from eval.bench.common import data_dir
 
-    data = Path(args.data) if args.data else default_data_dir()
+    data = data_dir(explicit=args.data)
     ref = T.load_outline(data / "headings" / "TikZ_PGF_manual.toc.json")
     lvl = _perturb(ref, 1)
     e2e = _perturb(ref, 2, drop=0.1, noise=True)

@@ -15,7 +15,7 @@ from a model that saw the family.  Training sources are compared (issue 13, item
 * ``headings``: the 17 documents of ``headings/`` (what the shipped model trains on today);
 * ``outlines``: plus every other outline-bearing PDF (filings, papers, manuals, a prospectus);
 * ``contents``: plus pseudo-labels — the PDFs without a usable outline, their headings and levels read
-  off their printed contents page (:func:`structrag.contents.read_contents`); they only ever train.
+  off their printed contents page (:func:`structrag.pipeline.read_contents`); they only ever train.
 
 Scored, per family and pooled by group (business / manual / paper):
 
@@ -28,7 +28,7 @@ Scored, per family and pooled by group (business / manual / paper):
 
 Usage::
 
-    python eval/bench_families.py --json eval/reports/families.json --report eval/reports/families.md
+    python -m eval.bench.families --json eval/reports/families.json --report eval/reports/families.md
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ import argparse
 import hashlib
 import inspect
 import json
-import os
-import platform
 import sys
 import time
 from collections import defaultdict
@@ -46,16 +44,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from eval.bench_levels import _git_commit, _items, run_level_only  # noqa: E402
-from eval.trees import DocumentScores, pool, score_document  # noqa: E402
-from structrag.files import file_sha1  # noqa: E402
-from structrag.levels.base import project_levels  # noqa: E402
-from structrag.levels.learned import LearnedPredictor, load_booster  # noqa: E402
-from structrag.levels.references import (  # noqa: E402
+import structrag.levels
+from eval.bench.common import CACHE, REPO, HeldOutModels, data_dir, run_info
+from eval.runners import score_end_to_end, score_level_only
+from eval.trees import DocumentScores, pool
+from structrag.files import file_sha1
+from structrag.levels.base import project_levels
+from structrag.levels.learned import LearnedPredictor
+from structrag.levels.references import (
     ReferenceDoc,
     cached_extract,
     load_reference_docs,
@@ -68,11 +64,6 @@ FAMILIES_FILE = REPO / "eval" / "data" / "families.json"
 EXTRA_FOLDERS = ("retrieval/pdfs", "longdoc/pdfs", "prospectus-zh")
 GROUPS = ("business", "manual", "paper")
 BASELINES = ("font-size", "size-rank", "rules")
-
-
-def _default_data() -> Path:
-    env = os.environ.get("STRUCTRAG_SHARED_DATA")
-    return Path(env) if env else REPO.parent / "shared" / "data"
 
 
 # ---------------------------------------------------------------------------
@@ -164,55 +155,14 @@ def contents_pseudo_references(data: Path, cache: Path | None, exclude_sha1: set
 # leave-one-family-out models
 
 
-class FamilyModels:
-    """One learned level model per held-out family, trained on the other families (cached on disk).
+def family_models(refs: Sequence[ReferenceDoc], family_of: dict[str, str], cache: Path | None, *,
+                  sources: Callable[[ReferenceDoc], bool], name: str, seed: int = 0) -> HeldOutModels:
+    """One learned level model per held-out family, trained on the other families (cached under ``cache/lofo``).
 
     ``sources`` picks the training documents among the others (e.g. only ``headings/``'s).
     """
-
-    def __init__(self, refs: Sequence[ReferenceDoc], family_of: dict[str, str], cache: Path | None, *,
-                 sources: Callable[[ReferenceDoc], bool], name: str, seed: int = 0) -> None:
-        self.refs = list(refs)
-        self.family_of = family_of
-        self.cache = cache
-        self.sources = sources
-        self.name = name
-        self.seed = seed
-        self._rows: dict = {}
-        self._boosters: dict[str, Any] = {}
-        self.train_seconds = 0.0
-
-    def training_docs(self, held: str) -> list[ReferenceDoc]:
-        return [r for r in self.refs if self.family_of[r.doc_id] != held and self.sources(r)]
-
-    def _key(self, docs: Sequence[ReferenceDoc]) -> str:
-        from structrag.levels.features import FEATURE_NAMES
-
-        h = hashlib.sha1()
-        for r in sorted(docs, key=lambda r: r.doc_id):
-            h.update(f"{r.doc_id}:{r.pdf_sha1}:{r.toc_sha1}:{len(r.headings)}:{r.located}".encode())
-        for f in ("features.py", "style.py", "training.py", "memory.py", "learned.py"):
-            h.update(Path(REPO, "structrag", "levels", f).read_bytes())
-        h.update(",".join(FEATURE_NAMES).encode())
-        h.update(str(self.seed).encode())
-        return h.hexdigest()[:16]
-
-    def booster(self, held: str):
-        if held in self._boosters:
-            return self._boosters[held]
-        docs = self.training_docs(held)
-        path = self.cache / "lofo" / f"{self.name}_{self._key(docs)}.txt" if self.cache is not None else None
-        if path is not None and path.is_file():
-            b = load_booster(path)
-        else:
-            t0 = time.perf_counter()
-            b, _ = train_model(docs, seed=self.seed, rows_cache=self._rows)
-            self.train_seconds += time.perf_counter() - t0
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                b.save_model(str(path))
-        self._boosters[held] = b
-        return b
+    return HeldOutModels(refs, cache, folder="lofo", group_of=lambda r: family_of[r.doc_id], include=sources,
+                         name=name, seed=seed)
 
 
 # ---------------------------------------------------------------------------
@@ -234,7 +184,7 @@ def _by_group(refs: Sequence[ReferenceDoc], scores: dict[str, DocumentScores]) -
 
 def _shipped_in_sample() -> set[str]:
     """sha1s of the PDFs today's shipped level model was trained on (from its metadata)."""
-    meta = Path(REPO, "structrag", "levels", "models").glob("*.json")
+    meta = Path(structrag.levels.__file__).with_name("models").glob("*.json")
     out: set[str] = set()
     for m in meta:
         try:
@@ -244,7 +194,7 @@ def _shipped_in_sample() -> set[str]:
     return out
 
 
-def level_only(refs, family_of, models: dict[str, FamilyModels], baselines=BASELINES) -> dict:
+def level_only(refs, family_of, models: dict[str, HeldOutModels], baselines=BASELINES) -> dict:
     """Level-only scores per predictor: the leave-one-family-out models, the shipped one, baselines."""
     out: dict[str, Any] = {}
     predictors: dict[str, Callable[[ReferenceDoc], Any]] = {}
@@ -256,7 +206,7 @@ def level_only(refs, family_of, models: dict[str, FamilyModels], baselines=BASEL
     for pname, make in predictors.items():
         scores: dict[str, DocumentScores] = {}
         for r in refs:
-            s, _ = run_level_only(r, make(r))
+            s, _ = score_level_only(r.document, r.headings, make(r), name=r.doc_id)
             scores[r.doc_id] = s
         out[pname] = {"documents": {k: {"teds": v.teds, "parent_accuracy": v.parent_accuracy, "size": v.size}
                                     for k, v in scores.items()},
@@ -274,10 +224,8 @@ def _supports_contents() -> bool:
     return "contents" in inspect.signature(parse_document).parameters
 
 
-def end_to_end(refs, family_of, model: FamilyModels, predictors=("learned", "font-size", "size-rank")) -> dict:
+def end_to_end(refs, family_of, model: HeldOutModels, predictors=("learned", "font-size", "size-rank")) -> dict:
     """From the raw PDF, outline ignored: recall, precision, projected TEDS; layout only and with contents."""
-    from structrag.pipeline import parse_document
-
     modes = ("ignore", "auto") if _supports_contents() else ("ignore",)
     out: dict[str, Any] = {}
     for mode in modes:
@@ -287,9 +235,7 @@ def end_to_end(refs, family_of, model: FamilyModels, predictors=("learned", "fon
             for r in refs:
                 pred = LearnedPredictor(booster=model.booster(family_of[r.doc_id])) if name == "learned" else name
                 kw = {"contents": mode} if len(modes) > 1 else {}
-                parsed = parse_document(r.document, outline="ignore", predictor=pred, progress=False, **kw)
-                scores[r.doc_id] = score_document(_items(parsed.headings), _items(r.headings),
-                                                  protocol="end-to-end", name=r.doc_id)
+                scores[r.doc_id], parsed = score_end_to_end(r.document, r.headings, pred, name=r.doc_id, **kw)
                 count: dict[str, int] = defaultdict(int)
                 for h in parsed.headings:
                     count[h.source] += 1
@@ -396,9 +342,9 @@ def write_report(res: dict, path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=_default_data(), help="the shared data folder")
-    ap.add_argument("--cache", default=str(REPO / ".cache" / "levels"))
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.families", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=data_dir(), help="the shared data folder")
+    ap.add_argument("--cache", default=str(CACHE / "levels"))
     ap.add_argument("--sources", default="headings,outlines,contents",
                     help="training-source variants to compare (headings, outlines, contents)")
     ap.add_argument("--end-to-end-model", default="outlines", help="which variant runs end to end")
@@ -426,12 +372,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "contents": lambda r: True,
     }
     # the pseudo-labelled documents only ever train; every score is on outline documents
-    models = {v: FamilyModels(refs + pseudo, family_of, cache, sources=variants[v], name=v) for v in wanted}
+    models = {v: family_models(refs + pseudo, family_of, cache, sources=variants[v], name=v) for v in wanted}
     res: dict[str, Any] = {
-        "command": "python eval/bench_families.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "commit": _git_commit(),
-        "date": time.strftime("%Y-%m-%d %H:%M"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared), Python {platform.python_version()}",
+        **run_info("eval.bench.families", argv),
         "documents": [{"doc_id": r.doc_id, "family": family_of[r.doc_id], "group": r.group,
                        "in_headings": r.doc_id in headings_ids,
                        "headings": len(r.headings), "located": r.located, "pages": r.document.page_count}

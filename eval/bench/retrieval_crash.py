@@ -1,6 +1,6 @@
 """Crash test: SIGKILL ``structrag index`` mid-write and show the index still opens with its previous content.
 
-    python eval/bench_retrieval_crash.py [--data ../shared/data/retrieval/pdfs] [--kills 3]
+    python -m eval.bench.retrieval_crash [--data ../shared/data/retrieval/pdfs] [--kills 3]
 
 1. ``structrag index 3M_2018_10K.pdf --out DIR`` (the previous content);
 2. ``structrag index FOLDER --out DIR`` with more reports, killed with SIGKILL at
@@ -24,8 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from eval.bench.common import REPO, data_dir
 
 QUERY = "capital expenditures purchases of property plant and equipment"
 
@@ -35,8 +34,8 @@ def _cli(*args: str) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "retrieval" / "pdfs"))
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.retrieval_crash", description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(data_dir("retrieval", "pdfs")))
     ap.add_argument("--kills", type=int, default=3)
     ap.add_argument("--predictor", default="rules")
     args = ap.parse_args(argv)

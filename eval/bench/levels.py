@@ -1,6 +1,6 @@
 """Benchmark of level reconstruction (issue 3) on the shared outline data.
 
-Level-only protocol (DESIGN.md §3): the reference headings (outline entries
+Level-only protocol (:mod:`eval.trees`): the reference headings (outline entries
 located on their pages: text, page, bbox, style) are given in reading order;
 only their levels are predicted and scored against the outline with
 :mod:`eval.trees` (Micro/Macro-STEDS, parent and path accuracy).
@@ -25,32 +25,25 @@ Sections (each can be switched off):
 
 Usage::
 
-    nice -n 10 python eval/bench_levels.py --data ../shared/data/headings \\
+    nice -n 10 python -m eval.bench.levels --data ../shared/data/headings \\
         --json eval/reports/levels.json --report eval/reports/levels.md
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from eval.trees import DocumentScores, pool, score_document  # noqa: E402
-from structrag.levels import assign_levels  # noqa: E402
-from structrag.levels.learned import LearnedPredictor, load_booster  # noqa: E402
-from structrag.levels.references import ReferenceDoc, load_reference_docs  # noqa: E402
-from structrag.levels.training import DEFAULT_DAGGER_ROUNDS, DEFAULT_ROUNDS, train_model  # noqa: E402
+from eval.bench.common import CACHE, HeldOutModels, data_dir, run_info
+from eval.runners import score_end_to_end, score_level_only
+from eval.trees import DocumentScores, pool, score_document
+from structrag.levels import assign_levels
+from structrag.levels.learned import LearnedPredictor
+from structrag.levels.references import ReferenceDoc, load_reference_docs
 
 PREDICTORS = ("learned", "rules", "font-size", "size-rank", "numbering")
 MEMORIES = ("recent", "previous-n", "random", "branches")
@@ -59,70 +52,13 @@ TIKZ = "TikZ_PGF_manual"
 TIKZ_PAGES = (100, 300, 1000, None)
 
 
-def _items(headings) -> list[tuple[str, int, int]]:
-    return [(h.text, int(h.level), h.page) for h in headings]
-
-
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-class LooModels:
-    """One learned model per held-out document, trained on all the others (cached on disk)."""
-
-    def __init__(self, refs: Sequence[ReferenceDoc], cache: Path | None, seed: int = 0,
-                 rounds: int = DEFAULT_ROUNDS, dagger_rounds: int = DEFAULT_DAGGER_ROUNDS) -> None:
-        self.refs = list(refs)
-        self.cache = cache
-        self.seed = seed
-        self.rounds = rounds
-        self.dagger_rounds = dagger_rounds
-        self._rows: dict = {}
-        self._boosters: dict[str, Any] = {}
-        self.train_seconds = 0.0
-
-    def _key(self, held: str) -> str:
-        from structrag.levels.features import FEATURE_NAMES
-
-        h = hashlib.sha1()
-        for r in self.refs:
-            if r.doc_id != held:
-                h.update(f"{r.doc_id}:{r.pdf_sha1}:{r.toc_sha1}:{len(r.headings)}:{r.located}".encode())
-        src = "".join(Path(REPO, "structrag", "levels", f).read_text() for f in
-                      ("features.py", "style.py", "training.py", "memory.py", "learned.py"))
-        h.update(src.encode())
-        h.update(",".join(FEATURE_NAMES).encode())
-        h.update(f"{self.seed}:{self.rounds}:{self.dagger_rounds}".encode())
-        return h.hexdigest()[:16]
-
-    def booster(self, held: str):
-        if held in self._boosters:
-            return self._boosters[held]
-        path = self.cache / "loo" / f"{held}_{self._key(held)}.txt" if self.cache is not None else None
-        if path is not None and path.is_file():
-            b = load_booster(path)
-        else:
-            t0 = time.perf_counter()
-            others = [r for r in self.refs if r.doc_id != held]
-            b, _ = train_model(others, seed=self.seed, rounds=self.rounds, dagger_rounds=self.dagger_rounds,
-                               rows_cache=self._rows)
-            self.train_seconds += time.perf_counter() - t0
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                b.save_model(str(path))
-        self._boosters[held] = b
-        return b
+def loo_models(refs: Sequence[ReferenceDoc], cache: Path | None) -> HeldOutModels:
+    """One learned model per held-out document, trained on all the others (cached under ``cache/loo``)."""
+    return HeldOutModels(refs, cache, folder="loo")
 
 
 def run_level_only(ref: ReferenceDoc, predictor, **opts) -> tuple[DocumentScores, dict]:
-    res = assign_levels(ref.document, ref.headings, predictor=predictor, progress=False, **opts)
-    s = score_document(_items(res.headings), _items(ref.headings), protocol="level-only", name=ref.doc_id)
-    return s, res.stats
+    return score_level_only(ref.document, ref.headings, predictor, name=ref.doc_id, **opts)
 
 
 def _doc_row(s: DocumentScores) -> dict:
@@ -145,7 +81,7 @@ def _groups(refs, scores: dict[str, DocumentScores]) -> dict:
     return out
 
 
-def predictor_for(name: str, ref: ReferenceDoc, loo: LooModels):
+def predictor_for(name: str, ref: ReferenceDoc, loo: HeldOutModels):
     if name == "learned":
         return LearnedPredictor(booster=loo.booster(ref.doc_id))
     return name
@@ -219,7 +155,7 @@ def bench_ceiling(refs) -> dict:
     for ref in refs:
         levels = consistent_ceiling(ref)
         items = [(h.text, lv, h.page) for h, lv in zip(ref.headings, levels)]
-        scores[ref.doc_id] = score_document(items, _items(ref.headings), protocol="level-only", name=ref.doc_id)
+        scores[ref.doc_id] = score_document(items, ref.headings, protocol="level-only", name=ref.doc_id)
     return _summary(refs, scores, "ceiling   ")
 
 
@@ -235,19 +171,13 @@ def bench_granularity(refs, loo) -> dict:
 
 
 def bench_end_to_end(refs, loo, predictors=("learned", "font-size", "rules")) -> dict:
-    try:
-        from structrag.pipeline import parse_document
-    except ImportError as exc:  # the lead's pipeline is not there: say so in the report
-        return {"skipped": f"structrag.pipeline unavailable: {exc}"}
     out: dict[str, Any] = {}
     for name in predictors:
         docs = []
         per_doc = {}
         for ref in refs:
             pred = predictor_for(name, ref, loo)
-            parsed = parse_document(ref.document, outline="ignore", predictor=pred, progress=False)
-            s = score_document(_items(parsed.headings), _items(ref.headings), protocol="end-to-end",
-                               name=ref.doc_id)
+            s, _ = score_end_to_end(ref.document, ref.headings, pred, name=ref.doc_id)
             docs.append(s)
             per_doc[ref.doc_id] = {"recall": s.recall, "precision": s.precision, "pruned_teds": s.pruned_teds,
                                    "aligned_teds": s.aligned_teds, "teds": s.teds, "n_pred": s.n_pred,
@@ -413,11 +343,9 @@ def write_report(res: dict, path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    default_data = os.environ.get("STRUCTRAG_SHARED_DATA")
-    ap.add_argument("--data", default=str(Path(default_data) / "headings") if default_data
-                    else str(REPO.parent / "shared" / "data" / "headings"))
-    ap.add_argument("--cache", default=str(REPO / ".cache" / "levels"))
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.levels", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(data_dir("headings")), help="the headings folder of the shared data")
+    ap.add_argument("--cache", default=str(CACHE / "levels"))
     ap.add_argument("--cache-key", default=None, help="pin cached documents to a snapshot (development)")
     ap.add_argument("--predictors", default=",".join(PREDICTORS))
     ap.add_argument("--docs", default=None, help="comma-separated doc_ids (default: all)")
@@ -433,12 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     refs = load_reference_docs(args.data, cache_dir=args.cache, cache_key=args.cache_key, progress=False)
     scored = [r for r in refs if args.docs is None or r.doc_id in args.docs.split(",")]
-    loo = LooModels(refs, Path(args.cache) if args.cache else None)
+    loo = loo_models(refs, Path(args.cache) if args.cache else None)
     res: dict[str, Any] = {
-        "command": "python eval/bench_levels.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "commit": _git_commit(),
-        "date": time.strftime("%Y-%m-%d %H:%M"),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared), Python {platform.python_version()}",
+        **run_info("eval.bench.levels", argv),
         "documents": [{"doc_id": r.doc_id, "group": r.group, "headings": len(r.headings), "located": r.located,
                        "pages": r.document.page_count} for r in scored],
     }

@@ -1,6 +1,6 @@
 """Retrieval on documents and questions nobody tuned for: leave-one-family-out (issue 14).
 
-    nice -n 10 python eval/bench_generalise.py [--seeds 0] [--out eval/out/generalise.json] \
+    nice -n 10 python -m eval.bench.generalise [--seeds 0] [--out eval/out/generalise.json] \
         [--report eval/reports/generalise.md] [--variants all] [--company-cv-seeds 0,1,2,3,4]
 
 Query sets (page-level relevance, each query ranked within its own document):
@@ -26,7 +26,7 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 * ``portable``: the portable features (:data:`retrievers.features.PORTABLE_FEATURES`),
   unweighted (``--balance``), monotone in the evidence features (``--monotone``;
   also for the company-out CV) -- the configuration that ships, chosen by inner
-  cross-validation over the training families (``eval/bench_nested.py run --final``);
+  cross-validation over the training families (``python -m eval.bench.nested run --final``);
 * ``portable-weighted``: the same with family-balanced weights;
 * ``portable-unconstrained``: the shipped design without the monotone constraints;
 * ``portable-first``: the first shipped design of issue 14: the portable set without
@@ -61,18 +61,17 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from eval.bench_generalise_build import DATA, index_dir  # noqa: E402
-from eval.retrieval_metrics import evaluate  # noqa: E402
-from retrievers.bm25 import SparseBM25  # noqa: E402
-from retrievers.features import (  # noqa: E402
+from eval.bench.common import REPO, bootstrap_ci, paired_diff
+from eval.bench.generalise_tables import render
+from eval.bench.generalise_build import DATA, index_dir
+from eval.retrieval_metrics import evaluate
+from retrievers.bm25 import SparseBM25
+from retrievers.features import (
     LEXICAL_FEATURES, DENSE_FEATURES, PORTABLE_FEATURES, available_features, evidence_constraints,
 )
-from retrievers.index import Index  # noqa: E402
-from retrievers.ranker import LambdaRanker  # noqa: E402
-from retrievers.training import (  # noqa: E402
+from retrievers.index import Index
+from retrievers.ranker import LambdaRanker
+from retrievers.training import (
     TrainingSet, concat_training_sets, cross_validate, leave_one_family_out, load_queries, make_training_set,
 )
 
@@ -205,39 +204,19 @@ def per_query(run: dict, queries) -> dict[str, dict[str, float]]:
     return res.per_query
 
 
-def boot(values, n=2000, seed=0):
-    v = np.asarray(values, float)
-    if v.size == 0:
-        return [float("nan"), float("nan")]
-    idx = np.random.default_rng(seed).integers(0, v.size, size=(n, v.size))
-    return [round(float(x), 3) for x in np.percentile(v[idx].mean(axis=1), [2.5, 97.5])]
-
-
 def summarise(pq: dict, qids: list[str]) -> dict:
     out = {"n": len(qids)}
     for m in METRICS:
         vals = [pq[q][m] for q in qids]
         out[m] = round(float(np.mean(vals)), 4) if vals else float("nan")
     for m in ("map", "recall_any@5"):
-        out[m + "_ci95"] = boot([pq[q][m] for q in qids])
+        out[m + "_ci95"] = bootstrap_ci([pq[q][m] for q in qids])
     return out
-
-
-def paired_diff(pa: dict, pb: dict, qids: list[str], metric="map", n=2000, seed=0):
-    qids = [q for q in qids if q in pa and q in pb]
-    a = np.array([pa[q][metric] for q in qids])
-    b = np.array([pb[q][metric] for q in qids])
-    if a.size == 0:
-        return {}
-    idx = np.random.default_rng(seed).integers(0, a.size, size=(n, a.size))
-    d = a[idx].mean(axis=1) - b[idx].mean(axis=1)
-    return {"diff": round(float(a.mean() - b.mean()), 4),
-            "ci95": [round(float(x), 3) for x in np.percentile(d, [2.5, 97.5])]}
 
 
 # --- main ------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.generalise", description=__doc__.splitlines()[0])
     ap.add_argument("--cache", default=str(REPO / ".cache"))
     ap.add_argument("--en-model", default="minilm", help="dense index of the English sets (minilm / e5)")
     ap.add_argument("--zh-model", default="e5", help="dense index of the Chinese set (e5 / minilm; with a "
@@ -251,9 +230,9 @@ def main(argv=None) -> int:
                     "the caller; skipped when absent)")
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--monotone", choices=["evidence", "none"], default="evidence",
-                    help="monotone evidence constraints of the shipped design (chosen by eval/bench_nested.py run --final)")
+                    help="monotone evidence constraints of the shipped design (chosen by python -m eval.bench.nested run --final)")
     ap.add_argument("--balance", choices=["none", "family"], default="none",
-                    help="group weights of the shipped design (chosen by eval/bench_nested.py run --final)")
+                    help="group weights of the shipped design (chosen by python -m eval.bench.nested run --final)")
     ap.add_argument("--jobs", type=int, default=3, help="folds trained in parallel worker processes")
     ap.add_argument("--learning-rate", type=float, default=0.01)
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "generalise.json"))
@@ -469,10 +448,11 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
 
     from retrievers.features import PORTABLE_LEXICAL
     from retrievers.training import train_ranker
+    from structrag.files import file_sha1
 
     files = [DATA / "retrieval" / "queries.jsonl", DATA / "longdoc" / "queries.jsonl", Path(args.zh_queries),
              Path(args.en_queries)]
-    sha = {f.name: hashlib.sha1(f.read_bytes()).hexdigest() for f in files if f.exists()}
+    sha = {f.name: file_sha1(f) for f in files if f.exists()}
     meta = {"queries_files": sha, "queries_sha1": hashlib.sha1("".join(sorted(sha.values())).encode()).hexdigest(),
             "seed": 0,
             "documents_sha1": sorted({d.sha1 for p in parts for d in p.index.documents()}),
@@ -480,7 +460,7 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
                                for p in parts}),
             "families": len({q.family for p in parts for q in p.queries}), "balance": args.balance,
             "groups": "each query's document candidates, plus the filings' collection candidates",
-            "command": " ".join(["python", "eval/bench_generalise.py", *sys.argv[1:]])}
+            "command": " ".join(["python", "-m", "eval.bench.generalise", *sys.argv[1:]])}
     out = {}
     todo = [("default-lexical", PORTABLE_LEXICAL)]
     if all(p.index.has_dense for p in parts):
@@ -544,61 +524,6 @@ def detected_mentions(parts: list[Part]) -> dict[str, bool]:
             nodes = range(int(c.doc_node_start[d]), int(c.doc_node_start[d + 1])) if d is not None else ()
             out[q.qid] = any(mentioned(qn, heading_keys(c.node_titles[n])) for n in nodes)
     return out
-
-
-def _fmt(s: dict, m: str) -> str:
-    ci = s.get(m + "_ci95")
-    return f"{s[m]:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
-
-
-def render(result: dict) -> str:
-    """Markdown tables of a result JSON."""
-    g = result["groups"]
-    methods = ["page-bm25", "bm25", "dense", "hybrid", "ranker:portable"]
-    lines = []
-
-    def table(title, keys, metric_cols=("map", "recall_any@5")):
-        lines.append(f"\n### {title}\n")
-        head = "| group | n | " + " | ".join(f"{m} {c}" for m in methods for c in ("mAP", "R@5")) + \
-               " | ranker − max(BM25, hybrid) |"
-        lines.append(head)
-        lines.append("|" + "---|" * (3 + 2 * len(methods)))
-        for k in keys:
-            if k not in g:
-                continue
-            row = g[k]
-            n = next(iter(row.values()))["n"] if row else 0
-            cells = []
-            for m in methods:
-                s = row.get(m)
-                cells += [_fmt(s, c) if s else "—" for c in metric_cols]
-            r = row.get("ranker:portable", {}).get("map", float("nan"))
-            base = max(row.get("bm25", {}).get("map", float("nan")), row.get("hybrid", {}).get("map", float("nan")))
-            lines.append(f"| {k.split(':', 1)[1]} | {n} | " + " | ".join(cells) + f" | {r - base:+.3f} |")
-
-    sets = [k for k in g if k.startswith("set:")]
-    table("Per query set (ranker: leave-one-family-out)", sets)
-    table("Per family (ranker: leave-one-family-out)", sorted(k for k in g if k.startswith("family:")))
-    table("Filings by source", sorted(k for k in g if k.startswith("source:")))
-    table("Questions that name a section (labelled by the question writer)",
-          sorted(k for k in g if k.startswith("names_section:")))
-    table("Questions whose text contains one of their document's headings (detector)",
-          sorted(k for k in g if k.startswith("mention_detected:")))
-    others = [m for m in next(iter(g.values())) if m.startswith("ranker:") and m != "ranker:portable"]
-    lines.append("\n### Ranker variants (mAP)\n")
-    lines.append("| group | ranker:portable | " + " | ".join(others) + " |")
-    lines.append("|" + "---|" * (2 + len(others)))
-    for k in sets + sorted(k for k in g if k.startswith(("names_section:", "mention_detected:"))):
-        row = g[k]
-        lines.append(f"| {k.split(':', 1)[1]} | " + " | ".join(
-            f"{row[m]['map']:.3f}" if m in row else "—" for m in ["ranker:portable"] + others) + " |")
-    if "company_cv" in result:
-        c = result["company_cv"]
-        lines.append(f"\nLeave-one-company-out on the filings, trained on the filings alone (portable features): "
-                     f"mAP {c['mean']:.3f} +- {c['sd']:.3f} over seeds {', '.join(c['map'])} "
-                     f"({', '.join(f'{v:.3f}' for v in c['map'].values())}); BM25 {c['bm25']:.3f}; "
-                     f"ratio {c['ratio']:.2f}x")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

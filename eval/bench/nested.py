@@ -1,10 +1,10 @@
 """Nested leave-one-family-out: the ranker's configuration chosen without looking at the held-out family.
 
-    nice -n 10 python eval/bench_nested.py prepare        # features + baselines, cached (.cache/gen/nested-*)
-    nice -n 10 python eval/bench_nested.py run [--jobs 2] [--inner-folds 4]
-    python eval/bench_nested.py render                    # tables of eval/out/nested.json
+    nice -n 10 python -m eval.bench.nested prepare        # features + baselines, cached (.cache/gen/nested-*)
+    nice -n 10 python -m eval.bench.nested run [--jobs 2] [--inner-folds 4]
+    python -m eval.bench.nested render                    # tables of eval/out/nested.json
 
-The query sets and families are those of :mod:`eval.bench_generalise` (filings by company,
+The query sets and families are those of :mod:`eval.bench.generalise` (filings by company,
 longdoc by ``family``, the Chinese prospectus questions, the English prospectus-style
 questions).  For each **outer** held-out family:
 
@@ -45,18 +45,17 @@ import json
 import os
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from eval.bench_generalise import (  # noqa: E402
-    EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, boot, load_parts, paired_diff, training_sets,
+from eval.bench.common import REPO
+from eval.bench.generalise import (
+    EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, load_parts, training_sets,
 )
-from retrievers.features import (  # noqa: E402
+from eval.bench.nested_data import BASELINES, Data, pages_ap, query_ap, ranked_pages, top_pages
+from retrievers.features import (
     PORTABLE_FEATURES, QUERY_DENSE, QUERY_LEXICAL, available_features,
 )
 
@@ -76,8 +75,6 @@ FEATURE_SETS = {
 GRID = {"features": ("raw", "portable", "both"), "mentions": (True, False), "balance": ("family", "none")}
 TREES = (100, 250, 500, 1000)
 FUSION = (0.0, 0.25, 0.5)
-RRF_K = 60.0
-BASELINES = ("page-bm25", "bm25", "dense", "hybrid")
 
 
 def fit_configs():
@@ -134,92 +131,6 @@ def prepare(args) -> int:
         ix.close()
     print(f"[{time.perf_counter() - t0:.0f}s] written {out}/nested-*", file=sys.stderr)
     return 0
-
-
-# --- data in memory -------------------------------------------------------------------------------
-class Data:
-    def __init__(self, cache: Path) -> None:
-        z = np.load(cache / "gen" / "nested-features.npz")
-        self.meta = json.loads((cache / "gen" / "nested-meta.json").read_text(encoding="utf-8"))
-        self.features = tuple(self.meta["features"])
-        self.test_X, self.test_y, self.test_group = z["test_X"], z["test_y"], z["test_group"]
-        self.train_X, self.train_y, self.train_group = z["train_X"], z["train_y"], z["train_group"]
-        self.test_q = self.meta["test"]
-        self.train_q = self.meta["train"]
-        self.test_sl = _slices(self.test_group)
-        self.train_sl = _slices(self.train_group)
-        self.cand_pages = self.meta["cand_pages"]
-        self.bm25_rank_col = self.features.index("bm25_rank")
-        self.families = sorted({q["family"] for q in self.test_q})
-        self.fam_docs = defaultdict(set)
-        for q in self.test_q:
-            self.fam_docs[q["family"]].add(q["doc"])
-        self.set_of_family = {q["family"]: q["set"] for q in self.test_q}
-
-    def train_rows(self, excluded_families: set[str]) -> list[int]:
-        """Training groups with neither an excluded family nor a question on one of their documents."""
-        docs = set().union(*(self.fam_docs[f] for f in excluded_families)) if excluded_families else set()
-        return [i for i, q in enumerate(self.train_q) if q["family"] not in excluded_families and q["doc"] not in docs]
-
-    def test_of(self, families: set[str]) -> list[int]:
-        return [i for i, q in enumerate(self.test_q) if q["family"] in families]
-
-
-def _slices(group: np.ndarray) -> list[slice]:
-    ends = np.cumsum(group)
-    return [slice(int(e - g), int(e)) for g, e in zip(group, ends)]
-
-
-def average_precision(order_pages: list[list[int]], relevant: set[int]) -> float:
-    """AP of the pages of ranked candidates (each page once, first-hit order), as eval.retrieval_metrics."""
-    if not relevant:
-        return float("nan")
-    seen: set[int] = set()
-    hits = 0
-    total = 0.0
-    k = 0
-    for pages in order_pages:
-        for p in pages:
-            if p in seen:
-                continue
-            seen.add(p)
-            k += 1
-            if p in relevant:
-                hits += 1
-                total += hits / k
-    return total / len(relevant)
-
-
-def fused_order(scores: np.ndarray, bm25_rank: np.ndarray, w: float) -> np.ndarray:
-    order = np.argsort(-scores, kind="stable")
-    if not w:
-        return order
-    r = np.empty(scores.size)
-    r[order] = np.arange(scores.size)
-    # bm25_rank shares the best rank among ties; break ties by the candidate order (BM25 first)
-    s = (1 - w) / (RRF_K + r) + w / (RRF_K + bm25_rank)
-    return np.argsort(-s, kind="stable")
-
-
-def ranked_pages(data: Data, i: int, scores: np.ndarray, w: float) -> list[list[int]]:
-    order = fused_order(scores, data.test_X[data.test_sl[i], data.bm25_rank_col], w)
-    pages = data.cand_pages[i]
-    return [pages[j] for j in order]
-
-
-def query_ap(data: Data, i: int, scores: np.ndarray, w: float) -> float:
-    return average_precision(ranked_pages(data, i, scores, w), set(data.test_q[i]["relevant"]))
-
-
-def top_pages(order_pages: list[list[int]], n: int = 10) -> list[int]:
-    out: list[int] = []
-    for pages in order_pages:
-        for p in pages:
-            if p not in out:
-                out.append(p)
-                if len(out) == n:
-                    return out
-    return out
 
 
 # --- fitting (worker processes) ---------------------------------------------------------------------
@@ -364,7 +275,7 @@ def nested(args) -> int:
             r = list(pool.map(_fit_score, [((fs, m, b), data.train_rows(fams), te, args.seed)]))[0]
             ti = TREES.index(t)
             ranked = {i: ranked_pages(data, i, r["scores"][i][ti], w) for i in te}
-            aps = {data.test_q[i]["qid"]: average_precision(ranked[i], set(data.test_q[i]["relevant"])) for i in te}
+            aps = {data.test_q[i]["qid"]: pages_ap(ranked[i], set(data.test_q[i]["relevant"])) for i in te}
             state["outer"][name] = {"families": sorted(fams), "config": list(best), "label": config_label(best),
                                     "top": top, "ap": aps,
                                     "top10": {data.test_q[i]["qid"]: top_pages(ranked[i]) for i in te}}
@@ -486,118 +397,12 @@ def company_cv_nested(args) -> int:
 
 def _baseline_ap(data: Data, method: str) -> list[float]:
     runs = data.meta["baselines"][method]
-    return [average_precision([[p] for p in runs.get(q["qid"], [])], set(q["relevant"])) for q in data.test_q]
-
-
-# --- tables ----------------------------------------------------------------------------------------
-def _r5(pages: list[int], rel: set[int]) -> float:
-    return float(any(p in rel for p in pages[:5]))
-
-
-def render(args) -> int:
-    """Markdown tables of ``--out`` (with the old rankers and the fixed-design LOFO of ``--fixed``)."""
-    from retrievers.ranker import LambdaRanker
-
-    data = Data(Path(args.cache))
-    state = json.loads(Path(args.out).read_text())
-    fixed = json.loads(Path(args.fixed).read_text())["groups"] if Path(args.fixed).exists() else {}
-    rel = {q["qid"]: set(q["relevant"]) for q in data.test_q}
-    per: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)  # method -> qid -> (AP, R@5)
-    for m in BASELINES:
-        for q in data.test_q:
-            pages = data.meta["baselines"][m].get(q["qid"], [])
-            per[m][q["qid"]] = (average_precision([[p] for p in pages], rel[q["qid"]]), _r5(pages, rel[q["qid"]]))
-    if Path(args.old_model).exists():
-        old = LambdaRanker.load(args.old_model)
-        cols = [data.features.index(f) for f in old.features]
-        for i, q in enumerate(data.test_q):
-            ranked = ranked_pages(data, i, old.predict(data.test_X[data.test_sl[i]][:, cols]), 0.0)
-            per["old"][q["qid"]] = (average_precision(ranked, rel[q["qid"]]), _r5(top_pages(ranked), rel[q["qid"]]))
-    cv = state.get("company_cv", {})
-    for q, ap in cv.get("before", {}).get("ap_seed0", {}).items():
-        per["old"][q] = (ap, float("nan"))  # the filings: the old design's company-out CV
-    for name, o in state["outer"].items():
-        for q, ap in o["ap"].items():
-            per["nested"][q] = (ap, _r5(o["top10"][q], rel[q]))
-    groups: dict[str, list[str]] = defaultdict(list)
-    for q in data.test_q:
-        groups[f"set:{q['set']}"].append(q["qid"])
-        if q["set"] in ("filings", "longdoc"):
-            groups[f"family:{q['set']}:{q['family']}"].append(q["qid"])
-    keys = [k for k in ("set:filings", "set:longdoc", "set:prospectus-zh", "set:prospectus-en") if k in groups]
-    fam_keys = sorted(k for k in groups if k.startswith("family:"))
-    lines: list[str] = []
-
-    def mean(m, qids, j=0):
-        v = [per[m][q][j] for q in qids if q in per[m]]
-        return float(np.mean(v)) if v else float("nan")
-
-    def ci(m, qids, j=0):
-        lo, hi = boot([per[m][q][j] for q in qids if q in per[m]])
-        return f"[{lo:.2f}, {hi:.2f}]"
-
-    def fixed_map(k):
-        g = fixed.get(k.replace("set:", "set:") if k.startswith("set:") else k, {})
-        return g.get("ranker:portable", {}).get("map", float("nan"))
-
-    lines.append("### Old rankers, the fixed new design, the nested choice (mAP)\n")
-    lines.append("| group | n | BM25 | hybrid | old shipped (held out) | new design, LOFO (fixed config) | "
-                 "**nested LOFO** | nested − max(BM25, hybrid) | nested − old |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for k in keys + fam_keys:
-        qids = groups[k]
-        base = max(mean("bm25", qids), mean("hybrid", qids))
-        nm, om = mean("nested", qids), mean("old", qids)
-        lines.append(f"| {k.split(':', 1)[1]} | {len(qids)} | {mean('bm25', qids):.3f} | {mean('hybrid', qids):.3f} | "
-                     f"{om:.3f} | {fixed_map(k):.3f} | **{nm:.3f}** | {nm - base:+.3f} | {nm - om:+.3f} |")
-
-    lines.append("\n### Nested leave-one-family-out beside the baselines (mAP [95%] / R@5)\n")
-    lines.append("| group | n | page-BM25 | BM25 | dense | hybrid | **nested ranker** | nested − max(BM25, hybrid) [95%] |")
-    lines.append("|---|---:|---|---|---|---|---|---|")
-    for k in keys + fam_keys:
-        qids = groups[k]
-        cells = [f"{mean(m, qids):.3f} / {mean(m, qids, 1):.3f}" for m in BASELINES]
-        b = "bm25" if mean("bm25", qids) >= mean("hybrid", qids) else "hybrid"
-        d = paired_diff({q: {"map": per["nested"][q][0]} for q in qids}, {q: {"map": per[b][q][0]} for q in qids}, qids)
-        lines.append(f"| {k.split(':', 1)[1]} | {len(qids)} | " + " | ".join(cells) +
-                     f" | **{mean('nested', qids):.3f} {ci('nested', qids)} / {mean('nested', qids, 1):.3f}** | "
-                     f"{d['diff']:+.3f} [{d['ci95'][0]:+.2f}, {d['ci95'][1]:+.2f}] vs {b} |")
-
-    lines.append("\n### The configuration each outer fold chose (inner CV over its training families)\n")
-    lines.append("| outer fold | families | questions | chosen | inner criterion (best) | outer mAP |")
-    lines.append("|---|---|---:|---|---:|---:|")
-    for name, o in state["outer"].items():
-        top = next(iter(o["top"].values()))
-        lines.append(f"| {name} | {', '.join(o['families'])} | {len(o['ap'])} | {o['label']} | {top:.3f} | "
-                     f"{np.mean(list(o['ap'].values())):.3f} |")
-    if "final" in state:
-        f = state["final"]
-        lines.append(f"\nInner CV over every family (the shipped choice): **{f['label']}**. Best ten: " +
-                     "; ".join(f"{k} {v:.3f}" for k, v in f["top"].items()))
-    counts = Counter(o["label"] for o in state["outer"].values())
-    lines.append("\nChosen by the outer folds: " + "; ".join(f"{k} ×{v}" for k, v in counts.most_common()))
-    # targets
-    fam_all = [k for k in fam_keys] + [k for k in keys if k in ("set:prospectus-zh", "set:prospectus-en")]
-    ok = [k for k in fam_all if mean("nested", groups[k]) >= max(mean("bm25", groups[k]), mean("hybrid", groups[k])) - 0.01]
-    lines.append(f"\nFamilies with nested ≥ max(BM25, hybrid) − 0.01: {len(ok)} of {len(fam_all)}; below: " +
-                 ", ".join(f"{k.split(':', 1)[1]} ({mean('nested', groups[k]) - max(mean('bm25', groups[k]), mean('hybrid', groups[k])):+.3f}, "
-                           f"n={len(groups[k])})" for k in fam_all if k not in ok))
-    if cv:
-        c, b = cv.get("chosen", {}), cv.get("before", {})
-        lines.append(f"\nCompany-out CV on the filings (trained on the filings alone): chosen configuration "
-                     f"{c.get('mean', float('nan')):.3f} ± {c.get('sd', 0):.3f} over seeds {', '.join(c.get('map', {}))} "
-                     f"({c.get('ratio', float('nan')):.2f}× BM25 {cv['bm25']:.3f}); the design shipped before "
-                     f"(raw features, unweighted, 500 trees) {b.get('mean', float('nan')):.3f} ({b.get('ratio', float('nan')):.2f}×)")
-    text = "\n".join(lines)
-    print(text)
-    if args.report:
-        Path(args.report).write_text(text + "\n", encoding="utf-8")
-    return 0
+    return [pages_ap([[p] for p in runs.get(q["qid"], [])], set(q["relevant"])) for q in data.test_q]
 
 
 def main(argv=None) -> int:
     global FUSION
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.nested", description=__doc__.splitlines()[0])
     ap.add_argument("step", choices=["prepare", "run", "companycv", "companycv-nested", "render"])
     ap.add_argument("--cache", default=str(REPO / ".cache"))
     ap.add_argument("--en-model", default="minilm")
@@ -615,7 +420,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "nested.json"))
     ap.add_argument("--config", default=None, help='companycv: a configuration as JSON, e.g. \'["both", true, "family", 500, 0.25]\'')
     ap.add_argument("--fixed", default=str(REPO / "eval" / "out" / "generalise.json"),
-                    help="render: the fixed-configuration LOFO run of eval/bench_generalise.py")
+                    help="render: the fixed-configuration LOFO run of python -m eval.bench.generalise")
     ap.add_argument("--old-model", default=str(REPO / ".cache" / "old-models" / "default-dense.txt"),
                     help="render: the ranker shipped before (git show a27f6fc:retrievers/models/default-dense.txt)")
     ap.add_argument("--report", default=None, help="render: also write the tables to this file")
@@ -643,6 +448,8 @@ def main(argv=None) -> int:
         return company_cv(args)
     if args.step == "companycv-nested":
         return company_cv_nested(args)
+    from eval.bench.nested_tables import render
+
     return render(args)
 
 

@@ -12,16 +12,14 @@ with the outline ignored:
 
 Usage::
 
-    python -m eval.bench_detection [--data DIR] [--out eval/reports/extraction.md] [--json FILE]
+    python -m eval.bench.detection [--data DIR] [--out eval/reports/extraction.md] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -30,14 +28,8 @@ from pathlib import Path
 from structrag.pipeline import detect_headings
 from structrag.extraction import extract
 
-from .trees import heading_prf, load_outline
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _default_data() -> Path:
-    env = os.environ.get("STRUCTRAG_SHARED_DATA")
-    return Path(env) / "headings" if env else REPO.parent / "shared" / "data" / "headings"
+from eval.bench.common import commit, data_dir
+from eval.trees import heading_prf, load_outline
 
 
 def raw_dict_seconds(path: Path) -> tuple[int, float]:
@@ -93,19 +85,11 @@ def run(data: Path) -> dict:
     return out
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except Exception:
-        return "unknown"
-
-
 def to_markdown(res: dict, command: str) -> str:
     lines = [
         "# Extraction and heading detection (issue 2)",
         "",
-        f"Command: `{command}` — commit `{_commit()}`, {platform.processor() or platform.machine()}, "
+        f"Command: `{command}` — commit `{commit()}`, {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}, one process (CPU time).",
         "",
         "Outline ignored. Recall = share of outline entries matched by a detected heading (monotone text",
@@ -132,8 +116,8 @@ def to_markdown(res: dict, command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=_default_data())
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.detection", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=data_dir("headings"), help="the headings folder of the shared data")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     ap.add_argument("--json", type=Path, default=None, help="write the raw figures here")
     args = ap.parse_args(argv)
@@ -141,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no manifest.jsonl in {args.data}", file=sys.stderr)
         return 2
     res = run(args.data)
-    md = to_markdown(res, "python -m eval.bench_detection" + (f" --out {args.out}" if args.out else ""))
+    md = to_markdown(res, "python -m eval.bench.detection" + (f" --out {args.out}" if args.out else ""))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(md)

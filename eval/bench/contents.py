@@ -7,7 +7,7 @@ Outline ignored everywhere (it is the answer key).  For every document:
 * on ``headings/`` (17 documents with an author-made outline): heading recall
   and precision (lower bound: outlines are partial) of layout detection alone
   and of layout + contents (:func:`eval.trees.heading_prf`, as
-  ``bench_detection`` does), and the end-to-end tree scores with levels
+  ``eval.bench.detection`` does), and the end-to-end tree scores with levels
   predicted (``rules``; ``learned`` = the shipped model, trained on these 17
   documents, so in-sample) - with contents, the contents levels are fixed and
   the other headings are predicted around them;
@@ -17,7 +17,7 @@ Outline ignored everywhere (it is the answer key).  For every document:
 
 Usage::
 
-    python -m eval.bench_contents [--data DIR] [--groups headings,retrieval,longdoc,prospectus]
+    python -m eval.bench.contents [--data DIR] [--groups headings,retrieval,longdoc,prospectus]
                                   [--out eval/reports/contents.md] [--json FILE]
 """
 
@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -40,16 +38,11 @@ from structrag.extraction import extract
 from structrag.levels import assign_levels, make_predictor
 from structrag.pipeline import parse_document
 
-from .trees import heading_prf, load_outline, pool, score_document
+from eval.bench.common import commit, data_dir
+from eval.trees import heading_prf, load_outline, pool, score_document
 
-REPO = Path(__file__).resolve().parents[1]
 GROUPS = ("headings", "retrieval", "longdoc", "prospectus")
 PREDICTORS = ("rules", "learned")
-
-
-def _default_data() -> Path:
-    env = os.environ.get("STRUCTRAG_SHARED_DATA")
-    return Path(env) if env else REPO.parent / "shared" / "data"
 
 
 def _items(heads) -> list[tuple[str, int, int]]:
@@ -205,14 +198,6 @@ def run(data: Path, groups: tuple[str, ...] = GROUPS, only: list[str] | None = N
     return out
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except Exception:
-        return "unknown"
-
-
 def _f(x: Any) -> str:
     return "—" if x is None else f"{x:.3f}"
 
@@ -239,7 +224,7 @@ def _counts_table(rows: list[dict[str, Any]], name_key: str) -> list[str]:
 
 def to_markdown(res: dict[str, Any], command: str) -> str:
     L = ["# The printed table of contents as a heading signal (issue 13)", "",
-         f"Command: `{command}` — commit `{_commit()}`, {platform.machine()}, Python {platform.python_version()}, "
+         f"Command: `{command}` — commit `{commit()}`, {platform.machine()}, Python {platform.python_version()}, "
          "one process, CPU time.", "",
          "Outline ignored throughout. *entries*: contents rows read as entries; *labelled*: with a printed page "
          "label; *mapped*: given a physical page inside the file; *located*: found printed on (or next to) that "
@@ -316,8 +301,8 @@ def to_markdown(res: dict[str, Any], command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=_default_data(), help="the shared data folder (default ../shared/data)")
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.contents", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=data_dir(), help="the shared data folder (default ../shared/data)")
     ap.add_argument("--groups", default=",".join(GROUPS), help="comma-separated: " + ", ".join(GROUPS))
     ap.add_argument("--doc", action="append", default=None, help="only this headings/ document (repeatable)")
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
@@ -333,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no shared data at {args.data} (set STRUCTRAG_SHARED_DATA or pass --data)", file=sys.stderr)
         return 2
     res = run(args.data, groups, args.doc, args.ablation)
-    cmd = "python -m eval.bench_contents" + (f" --groups {args.groups}" if args.groups != ",".join(GROUPS) else "")
+    cmd = "python -m eval.bench.contents" + (f" --groups {args.groups}" if args.groups != ",".join(GROUPS) else "")
     cmd += " --ablation" if args.ablation else ""
     cmd += (f" --out {args.out}" if args.out else "") + (f" --json {args.json}" if args.json else "")
     md = to_markdown(res, cmd)

@@ -8,7 +8,7 @@ with the table so a loaded run can be told from a quiet one.  Then one
 ``python -X importtime`` run of each command gives the import breakdown
 (cumulative ms of the top-level imports, and whether lightgbm / scikit-learn
 / pandas / scipy / pymupdf4llm were imported at all).  ``--evaluator`` adds
-the prediction speed of :mod:`structrag.gbdt` against ``lightgbm.Booster.predict``
+the prediction speed of :mod:`structrag.levels.gbdt` against ``lightgbm.Booster.predict``
 on the shipped level model and ranker (the few-row calls the level predictor
 makes, and the 100-200-row calls of a query).
 
@@ -18,11 +18,11 @@ temporary file; its outline is not copied, so ``toc`` detects the headings
 from the layout and predicts their levels with the learned model (the path
 that imported lightgbm before).
 
-    python eval/bench_startup.py                       # 10 runs each, Markdown on stdout
-    python eval/bench_startup.py --runs 20 --json eval/out/startup.json --evaluator
+    python -m eval.bench.startup                       # 10 runs each, Markdown on stdout
+    python -m eval.bench.startup --runs 20 --json eval/out/startup.json --evaluator
 
 To time another checkout with the same interpreter (a "before" figure), put
-it first on the path: ``PYTHONPATH=/path/to/old/checkout python eval/bench_startup.py``.
+it first on the path: ``PYTHONPATH=/path/to/old/checkout python -m eval.bench.startup``.
 """
 
 from __future__ import annotations
@@ -40,18 +40,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from eval.bench.common import REPO, commit, data_dir
 HEAVY = ("lightgbm", "sklearn", "pandas", "scipy", "pymupdf4llm", "pymupdf.layout", "numpy", "pymupdf",
          "asyncio", "torch")
 DEFAULT_FILING = "retrieval/pdfs/3M_2018_10K.pdf"
-
-
-def shared_data() -> Path | None:
-    env = os.environ.get("STRUCTRAG_SHARED_DATA")
-    for d in ([Path(env)] if env else []) + [p / "shared" / "data" for p in list(REPO.parents)[:2]]:
-        if d.is_dir():
-            return d
-    return None
 
 
 def make_filing(src: Path, pages: int, out: Path) -> int:
@@ -130,7 +122,7 @@ def import_breakdown(code: str, cwd: Path, runs: int = 3, top: int = 10) -> dict
 
 
 def evaluator_speed(reps: int = 200) -> list[dict]:
-    """structrag.gbdt.TreeEnsemble vs lightgbm.Booster.predict (one thread) on the shipped models."""
+    """structrag.levels.gbdt.TreeEnsemble vs lightgbm.Booster.predict (one thread) on the shipped models."""
     import numpy as np
     import lightgbm as lgb
 
@@ -161,23 +153,12 @@ def evaluator_speed(reps: int = 200) -> list[dict]:
     return out
 
 
-def git_commit() -> str:
-    try:
-        sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return sha + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.startup", description=__doc__.split("\n\n")[0])
     ap.add_argument("--pdf", default=None, help=f"the filing (default: shared data {DEFAULT_FILING})")
     ap.add_argument("--pages", type=int, default=40, help="pages of it to keep (default 40)")
     ap.add_argument("--runs", type=int, default=10, help="timed runs per command (default 10, plus one warm-up)")
-    ap.add_argument("--evaluator", action="store_true", help="also time structrag.gbdt against lightgbm predict")
+    ap.add_argument("--evaluator", action="store_true", help="also time structrag.levels.gbdt against lightgbm predict")
     ap.add_argument("--json", default=None, metavar="FILE", help="write the figures as JSON")
     ap.add_argument("--label", default=None, help="what is being timed, e.g. 'before: commit a27f6fc' "
                     "(default: this checkout's commit)")
@@ -186,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.pdf:
         src = Path(args.pdf)
     else:
-        data = shared_data()
-        if data is None:
+        data = data_dir()
+        if not data.is_dir():
             raise SystemExit("no shared data: pass --pdf FILING.pdf or set STRUCTRAG_SHARED_DATA")
         src = data / DEFAULT_FILING
     tmp = Path(tempfile.mkdtemp(prefix="structrag-startup-"))
@@ -216,8 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     import structrag
 
     report = {
-        "command": "python eval/bench_startup.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "commit": args.label or git_commit(),
+        "command": "python -m eval.bench.startup " + " ".join(sys.argv[1:] if argv is None else argv),
+        "commit": args.label or commit(mark_dirty=True),
         "structrag_from": str(Path(structrag.__file__).parent),
         "filing": f"{src.name}, first {pages} pages",
         "cpus": os.cpu_count(),
@@ -248,7 +229,7 @@ def to_markdown(r: dict) -> str:
         heavy = ", ".join(f"{h} {ms:.0f}" for h, ms in imp["heavy"].items() if ms is not None) or "none"
         lines.append(f"| `{name}` | {imp['total_ms']:.0f} | {top} | {heavy} |")
     if r.get("evaluator"):
-        lines += ["", "| model | trees | rows | lightgbm predict (ms) | structrag.gbdt (ms) | max abs diff |",
+        lines += ["", "| model | trees | rows | lightgbm predict (ms) | structrag.levels.gbdt (ms) | max abs diff |",
                   "|---|---:|---:|---:|---:|---:|"]
         for e in r["evaluator"]:
             lines.append(f"| {e['model']} | {e['trees']} | {e['rows']} | {e['lightgbm_ms']:.3f} | "

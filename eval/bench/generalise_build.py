@@ -1,6 +1,6 @@
 """Build the indexes of the generalisation benchmark (run once; everything is cached under .cache/gen).
 
-    nice -n 10 python eval/bench_generalise_build.py [--sets filings,longdoc,prospectus] \
+    nice -n 10 python -m eval.bench.generalise_build [--sets filings,longdoc,prospectus] \
         [--models minilm,e5] [--cjk bigram,jieba,jieba-search] [--threads 2]
 
 For each query set's PDFs (``../shared/data/retrieval/pdfs``, ``longdoc/pdfs``,
@@ -28,10 +28,9 @@ import time
 import warnings
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from eval.bench.common import REPO, data_dir
 
-DATA = REPO.parent / "shared" / "data"
+DATA = data_dir()
 #: query set -> folder of its PDFs
 SETS = {"filings": DATA / "retrieval" / "pdfs", "longdoc": DATA / "longdoc" / "pdfs", "prospectus": DATA / "prospectus-zh",
         "headings": DATA / "headings"}
@@ -107,7 +106,7 @@ def throughput(args, cache: Path, out_file: Path) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.generalise_build", description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="filings,longdoc,prospectus")
     ap.add_argument("--models", default="minilm,e5")
     ap.add_argument("--cjk", default="bigram,jieba,jieba-search", help="CJK tokenisations of the prospectus set")

@@ -2,9 +2,9 @@
 
 For the longest shared documents (../shared/data/headings), the reference
 headings (the PDF outline located on its pages with
-:func:`structrag.outline.locate_outline`) are given to the level driver with
+:func:`structrag.headings.outline.locate_outline`) are given to the level driver with
 their levels hidden, and every request goes to the recording OpenAI-compatible
-server of tests/openai_server.py, which answers with the reference levels.
+server of :mod:`eval.bench.vlm_server`, which answers with the reference levels.
 So the trees come out right and what is measured is only what each method
 *sends*: calls per document, images per call (max, mean), prompt text, bytes,
 and prompt tokens (text at ~4 characters a token plus one token per 28x28
@@ -27,7 +27,7 @@ two cores; counts do not depend on the zoom, and tokens are normalised to zoom 1
 (72 dpi, the paper's setting) from the page sizes.  ``--zoom-1-doc`` reruns
 ``recent`` at zoom 1 on one document to give real request bytes.
 
-    nice -n 10 /work/venv/bin/python eval/bench_vlm_context.py \\
+    nice -n 10 /work/venv/bin/python -m eval.bench.vlm_context \\
         --docs TikZ_PGF_manual gnuplot_manual JPMorgan_Chase_2023_Q2_10_Q \\
         --zoom-1-doc JPMorgan_Chase_2023_Q2_10_Q --json eval/reports/vlm_context.json --figure eval/reports/vlm_context.png
 """
@@ -44,16 +44,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-
-from openai_server import OpenAIServer, levels_in_order  # noqa: E402
-
-from structrag import Document, OutlineEntry, extract, locate_outline  # noqa: E402
-from structrag.levels.backends import VLMPredictor, WholeDocumentPredictor  # noqa: E402
-from structrag.levels import assign_levels, project_levels  # noqa: E402
-from structrag.levels.memory import MemoryStrategy  # noqa: E402
-from structrag.model import SCHEMA_VERSION  # noqa: E402
+from eval.bench.common import CACHE, data_dir
+from eval.bench.vlm_server import OpenAIServer, levels_in_order
+from structrag import Document, OutlineEntry, extract, locate_outline
+from structrag.levels.backends import VLMPredictor, WholeDocumentPredictor
+from structrag.levels import assign_levels, project_levels
+from structrag.levels.memory import MemoryStrategy
+from structrag.model import SCHEMA_VERSION
 
 VARIANTS = ("recent", "recent-page", "all-previous", "all-pages", "whole-document")
 DEFAULT_DOCS = ("TikZ_PGF_manual", "gnuplot_manual", "JPMorgan_Chase_2023_Q2_10_Q")
@@ -190,13 +187,13 @@ def run_variant(variant: str, document: Document, heads, ref, zoom: float) -> di
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.vlm_context", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(data_dir()))
     ap.add_argument("--docs", nargs="+", default=list(DEFAULT_DOCS))
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
     ap.add_argument("--zoom", type=float, default=0.1)
     ap.add_argument("--zoom-1-doc", default=None, help="also run `recent` at zoom 1 on this document")
-    ap.add_argument("--cache", default=str(REPO / ".cache" / "vlm"))
+    ap.add_argument("--cache", default=str(CACHE / "vlm"))
     ap.add_argument("--json", default=None, help="write all figures here")
     ap.add_argument("--figure", default=None, help="PNG: images per call along the document")
     args = ap.parse_args(argv)

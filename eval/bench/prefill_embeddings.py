@@ -1,6 +1,6 @@
 """Fill the embedding cache for a shard of an index's documents (parallel help for bench builds).
 
-    python eval/prefill_embeddings.py INDEX_DIR MODEL SHARD NSHARDS
+    python -m eval.bench.prefill_embeddings INDEX_DIR MODEL SHARD NSHARDS
 
 Embeds every chunk text and section-path text of documents ``i`` with ``i % NSHARDS == SHARD``
 into ``$STRUCTRAG_EMBEDDING_CACHE`` (default ``.cache/embeddings.sqlite``); an index
@@ -9,17 +9,21 @@ built afterwards with the same model finds them there and embeds nothing.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from eval.bench.common import REPO
 
 
 def main(argv=None) -> int:
-    argv = argv if argv is not None else sys.argv[1:]
-    index_path, model, shard, n = argv[0], argv[1], int(argv[2]), int(argv[3])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.prefill_embeddings", description=__doc__.splitlines()[0])
+    ap.add_argument("index", help="the index folder")
+    ap.add_argument("model", help="the dense model (as the index build names it)")
+    ap.add_argument("shard", type=int, help="this process embeds documents i with i %% NSHARDS == SHARD")
+    ap.add_argument("nshards", type=int)
+    args = ap.parse_args(argv)
+    index_path, model, shard, n = args.index, args.model, args.shard, args.nshards
     os.environ.setdefault("STRUCTRAG_EMBEDDING_CACHE", str(REPO / ".cache" / "embeddings.sqlite"))
     from retrievers.corpus import doc_nodes, path_text
     from retrievers.dense import DenseEncoder

@@ -1,8 +1,8 @@
 """Scale-out figures (issue 15): Ray ingestion throughput, engine sizing, engine-vs-index agreement.
 
-    python eval/bench_scale.py throughput [--docs 20] [--dense lexical,dense] [--configs single,ray1,ray2]
-    python eval/bench_scale.py sizing [--chunks 100000] [--queries 200]
-    python eval/bench_scale.py agreement --single DIR --ray DIR [--queries QUERIES.jsonl]
+    python -m eval.bench.scale throughput [--docs 20] [--dense lexical,dense] [--configs single,ray1,ray2]
+    python -m eval.bench.scale sizing [--chunks 100000] [--queries 200]
+    python -m eval.bench.scale agreement --single DIR --ray DIR [--queries QUERIES.jsonl]
 
 ``throughput`` indexes the ``--docs`` smallest shared filings (by page count, a
 fixed choice, so runs compare) with the single-process indexer
@@ -42,23 +42,14 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from eval.bench.common import REPO, commit, data_dir
 
 
 def _shared() -> Path:
-    env = os.environ.get("STRUCTRAG_SHARED_DATA")
-    for c in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
-        if (c / "retrieval" / "pdfs").is_dir():
-            return c
-    sys.exit("shared data not found (set STRUCTRAG_SHARED_DATA)")
-
-
-def _commit() -> str:
-    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
-                           text=True).stdout.strip()
-    return r.stdout.strip() + ("+dirty" if dirty else "")
+    d = data_dir()
+    if not (d / "retrieval" / "pdfs").is_dir():
+        sys.exit(f"shared data not found at {d} (set STRUCTRAG_SHARED_DATA)")
+    return d
 
 
 def smallest_reports(n: int) -> list[Path]:
@@ -122,7 +113,7 @@ def throughput(args) -> list[dict]:
             if out.exists():
                 shutil.rmtree(out)
             env = {k: v for k, v in os.environ.items() if k != "STRUCTRAG_EMBEDDING_CACHE"}  # embed for real
-            cmd = [sys.executable, __file__, "_child", config, kind, str(out), str(args.docs)]
+            cmd = [sys.executable, "-m", "eval.bench.scale", "_child", config, kind, str(out), str(args.docs)]
             r = subprocess.run(cmd, capture_output=True, text=True, env={**env, "PYTHONPATH": str(REPO)})
             shutil.rmtree(tmp, ignore_errors=True)
             if r.returncode:
@@ -211,8 +202,7 @@ def _time_engine(engine, index, texts, qv, label: str) -> dict:
 
 
 def sizing(args) -> dict:
-    sys.path.insert(0, str(REPO / "eval"))
-    from bench_retrieval_latency import build
+    from eval.bench.retrieval_latency import build
 
     from retrievers.bm25 import top_k
     from retrievers.engines import QdrantEngine
@@ -346,7 +336,7 @@ def main(argv=None) -> int:
         config, kind, out, n = argv[1:5]
         print(json.dumps(_child_throughput(config, kind == "dense", Path(out), int(n))))
         return 0
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.scale", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="what", required=True)
     t = sub.add_parser("throughput")
     t.add_argument("--docs", type=int, default=20)
@@ -364,14 +354,14 @@ def main(argv=None) -> int:
     a = sub.add_parser("agreement")
     a.add_argument("--single", required=True)
     a.add_argument("--ray", required=True)
-    a.add_argument("--queries", default=str(_shared() / "retrieval" / "queries.jsonl"))
+    a.add_argument("--queries", default=str(data_dir("retrieval", "queries.jsonl")))
     a.add_argument("--out", default=str(REPO / "eval" / "out" / "scale-agreement.json"))
     args = ap.parse_args(argv)
     if args.what == "table":
         rows = [r for f in args.files for r in json.loads(Path(f).read_text())["rows"]]
         print(throughput_table(rows))
         return 0
-    meta = {"commit": _commit(), "command": " ".join(["python", "eval/bench_scale.py", *argv])}
+    meta = {"commit": commit(mark_dirty=True), "command": " ".join(["python", "-m", "eval.bench.scale", *argv])}
     if args.what == "throughput":
         rows = throughput(args)
         body, table = {"meta": meta, "rows": rows}, throughput_table(rows)

@@ -1,6 +1,6 @@
 """Chunking benchmark: chunk statistics, throughput, and page-level retrieval through LlamaIndex.
 
-    nice -n 10 python eval/bench_chunking.py [--data ../shared/data] [--docs A.pdf B.pdf]
+    nice -n 10 python -m eval.bench.chunking [--data ../shared/data] [--docs A.pdf B.pdf]
         [--chunk-size 256] [--predictor learned] [--skip-retrieval] [--out eval/out/chunking.json]
 
 Part 1 (stats): every PDF of ``retrieval/pdfs`` is parsed once with
@@ -54,12 +54,11 @@ from typing import Any, Callable, Iterable, List, Sequence
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+from eval.bench.common import CACHE, REPO, data_dir  # noqa: E402
 from eval.retrieval_metrics import evaluate, pages_from_hits  # noqa: E402
+from eval.runners import load_queries  # noqa: E402
 from structrag.chunking import chunk_document, sections  # noqa: E402
+from structrag.files import file_sha1  # noqa: E402
 from structrag.model import SCHEMA_VERSION, Document  # noqa: E402
 from structrag.tokenizers import get_tokenizer  # noqa: E402
 from structrag.tree import HeadingTree  # noqa: E402
@@ -73,12 +72,6 @@ TOP_K = 20
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
-
-
-def _sha1(path: Path) -> str:
-    from structrag.files import file_sha1
-
-    return file_sha1(path)
 
 
 # ---------------------------------------------------------------------------
@@ -101,7 +94,7 @@ def parse_cached(path: Path, cache: Path, options: dict[str, Any]) -> tuple[Docu
     from structrag.pipeline import parse_pdf
 
     key = hashlib.sha1((json.dumps(options, sort_keys=True) + _parse_code_hash()).encode()).hexdigest()[:10]
-    f = cache / "parse" / f"{_sha1(path)}-{SCHEMA_VERSION}-{key}.json"
+    f = cache / "parse" / f"{file_sha1(path)}-{SCHEMA_VERSION}-{key}.json"
     if f.exists():
         d = json.loads(f.read_text(encoding="utf-8"))
         return Document.from_dict(d["document"]), HeadingTree.from_dict(d["tree"]), d["stats"]
@@ -124,7 +117,7 @@ def markdown_pages_cached(path: Path, cache: Path, mode: str = "classic") -> tup
     import pymupdf4llm
 
     ver = getattr(pymupdf4llm, "__version__", getattr(pymupdf4llm, "version", "?"))
-    f = cache / "markdown" / f"{_sha1(path)}-pymupdf4llm-{ver}-{mode}.json"
+    f = cache / "markdown" / f"{file_sha1(path)}-pymupdf4llm-{ver}-{mode}.json"
     if f.exists():
         d = json.loads(f.read_text(encoding="utf-8"))
         return d["pages"], d["seconds"]
@@ -329,8 +322,8 @@ def best_of(fn: Callable[[], Any], n: int = 3) -> tuple[float, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.chunking", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=data_dir())
     ap.add_argument("--docs", nargs="*", help="PDF file names (default: all of retrieval/pdfs)")
     ap.add_argument("--chunk-size", type=int, default=256)
     ap.add_argument("--predictor", default="learned", help="level predictor for PDFs without an outline")
@@ -341,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "every node of every method is the slow part")
     ap.add_argument("--skip-retrieval", action="store_true")
     ap.add_argument("--max-seq-length", type=int, default=256, help="MiniLM input cut-off in word pieces")
-    ap.add_argument("--cache", type=Path, default=REPO / ".cache" / "chunking")
+    ap.add_argument("--cache", type=Path, default=CACHE / "chunking")
     ap.add_argument("--out", type=Path, default=REPO / "eval" / "out" / "chunking.json")
     args = ap.parse_args(argv)
 
@@ -350,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log(f"{folder}: no retrieval data (docs.jsonl); pass --data")
         return 2
     rows = [json.loads(x) for x in (folder / "docs.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
-    queries = [json.loads(x) for x in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    queries = load_queries(folder / "queries.jsonl")
     if args.docs:
         rows = [r for r in rows if r["file"] in set(args.docs)]
     options = {"outline": args.outline, "predictor": args.predictor}
@@ -394,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "heading_sources": sorted({str(d["heading_source"]) for d in per_doc}),
     }
     result: dict[str, Any] = {
-        "command": "python eval/bench_chunking.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m eval.bench.chunking " + " ".join(sys.argv[1:] if argv is None else argv),
         "chunk_size": args.chunk_size, "parse_options": options, "stats": stats,
         "per_doc": [{k: v for k, v in d.items() if k != "sizes_cl100k"} for d in per_doc],
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),

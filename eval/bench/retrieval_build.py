@@ -4,7 +4,7 @@
 2. a dense index with the same chunks (no second parse), embedding them with the
    default MiniLM model through an embedding cache, so a rerun embeds nothing.
 
-    nice -n 10 python eval/bench_retrieval_build.py [--data ../shared/data/retrieval] [--cache .cache]
+    nice -n 10 python -m eval.bench.retrieval_build [--data ../shared/data/retrieval] [--cache .cache]
 
 Parse options: headings from each PDF's outline where it has one, else detected
 and levelled by the ``learned`` predictor, the library's default (``--predictor`` to change;
@@ -21,12 +21,12 @@ import time
 import warnings
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from eval.bench.common import REPO, data_dir
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "retrieval"))
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.retrieval_build", description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(data_dir("retrieval")))
     ap.add_argument("--cache", default=str(REPO / ".cache"))
     ap.add_argument("--predictor", default="learned")
     ap.add_argument("--threads", type=int, default=1, help="torch threads for embedding")

@@ -1,6 +1,6 @@
 """Query latency, index build time, size and peak memory on synthetic corpora of 1k / 10k / 100k chunks.
 
-    nice -n 10 python eval/bench_retrieval_latency.py [--sizes 1000,10000,100000] [--queries 200]
+    nice -n 10 python -m eval.bench.retrieval_latency [--sizes 1000,10000,100000] [--queries 200]
 
 Corpora come from :mod:`retrievers.synthetic` (Zipf-distributed words, report-like
 heading trees).  Dense vectors are random unit vectors of MiniLM's size (384):
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from eval.bench.common import REPO
 
 
 def _dir_size(p: Path) -> int:
@@ -147,7 +147,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.retrieval_latency", description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "retrieval-latency.json"))
@@ -172,9 +172,10 @@ def main(argv=None) -> int:
                 if kind == "build" and done.exists():
                     row.update(json.loads(done.read_text()))
                     continue
-                cmd = [sys.executable, __file__, "--queries", str(args.queries), "--_child", kind, str(n), str(tmp / "ix")]
+                cmd = [sys.executable, "-m", "eval.bench.retrieval_latency", "--queries", str(args.queries),
+                       "--_child", kind, str(n), str(tmp / "ix")]
                 if args.model:
-                    cmd[2:2] = ["--model", args.model]
+                    cmd[3:3] = ["--model", args.model]
                 r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
                 if r.returncode:
                     sys.stderr.write(r.stderr)
