@@ -10,7 +10,11 @@ P/R/F1, Markdown HeadingTEDS, loaders), :mod:`eval.retrieval_metrics` (mAP,
 MRR, nDCG, recall@k any/all-hit, page and passage units),
 :mod:`eval.references` (reference sets from outline-bearing PDFs),
 :mod:`eval.runners` (headings / retrieval / speed side by side),
-:mod:`eval.report` (the whole report), CLI ``structrag eval ...``.
+:mod:`eval.report` (the whole report), :mod:`eval.shared_data` (where the
+shared data folder is), CLI ``structrag eval ...``.
+
+The benchmarks are ``eval.bench`` (``python -m eval.bench.<name>`` from a
+checkout); they build on this package and are not installed with it.
 """
 
 from __future__ import annotations

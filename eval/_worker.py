@@ -1,4 +1,4 @@
-"""Child-process jobs of the runners (``python -m eval._worker ...``); prints one JSON line.
+"""Child-process jobs of the runners (:func:`eval.runners._child.run_worker`); prints one JSON line.
 
 Run in a child so that each measurement has its own peak RSS, is pinned to one
 core, and so that pymupdf4llm's import (which switches PyMuPDF's layout hook
@@ -18,11 +18,6 @@ import sys
 import tempfile
 import time
 import warnings
-
-# Run as a file (so that the eval package's imports stay out of the baseline): keep eval/'s own
-# modules (trees.py, report.py, ...) from shadowing top-level names.
-if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
-    del sys.path[0]
 
 
 def _rss_mb() -> float:

@@ -3,7 +3,7 @@
 For each PDF the outline is taken from a sidecar ``<stem>.toc.json`` when there
 is one (the shared data's cleaned outlines: ``{"toc": [[level, title, page1],
 ...]}``), else from the PDF's own bookmarks.  Each entry is located on its
-page with :func:`structrag.outline.locate_outline` (via
+page with :func:`structrag.headings.outline.locate_outline` (via
 :func:`structrag.levels.training.reference_headings`, so the references are
 exactly the ones the learned level model trains on): a located entry becomes
 a heading with the printed block's bbox and style; one that cannot be found
@@ -257,8 +257,8 @@ def build_reference(
     :class:`ReferenceFormatError` if there is no outline or the sha1 differs
     from ``expected_sha1``.
     """
-    from structrag.extract import file_sha1
-    from structrag.levels.training import cached_extract, reference_headings
+    from structrag.files import file_sha1
+    from structrag.levels.references import cached_extract, reference_headings
 
     path = Path(pdf)
     if outline not in ("auto", "sidecar", "pdf"):

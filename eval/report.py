@@ -38,6 +38,7 @@ from typing import Any, Sequence
 from structrag.errors import ConfigError
 
 from .provenance import provenance
+from .shared_data import shared_data_dir
 from .references import build_reference_set, default_cache_dir, write_reference_set
 
 __all__ = ["run_report", "splice_report", "PARTS", "QUICK_HEADING_DOCS", "default_data_dir", "BEGIN_MARK", "END_MARK"]
@@ -57,14 +58,8 @@ BIG_PDF = "headings/TikZ_PGF_manual.pdf"
 
 
 def default_data_dir() -> Path:
-    env = os.environ.get("STRUCTRAG_SHARED_DATA")
-    if env:
-        return Path(env)
-    repo = Path(__file__).resolve().parents[1]
-    for c in (repo.parent / "shared" / "data", repo.parent.parent / "shared" / "data"):
-        if (c / "headings").is_dir():
-            return c
-    raise ConfigError("no data folder found", hint="pass it: structrag eval report /path/to/shared/data")
+    """The shared data folder (:func:`eval.shared_data.shared_data_dir`); ConfigError when there is none."""
+    return shared_data_dir(required=True)
 
 
 def offline_predictor() -> str:
@@ -211,7 +206,7 @@ def run_report(
         f"Data: `{data_dir}`; parts: {', '.join(parts)}; wall time: "
         + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()),
         "",
-        "Metric definitions: `eval/trees.py` and `eval/retrieval_metrics.py` docstrings. "
+        "Metric definitions: `eval/trees/` and `eval/retrieval_metrics.py` docstrings. "
         f"Offline level predictor for indexing and speed: `{predictor}`"
         + ("" if predictor == "learned" else " (the learned model file is not installed)") + ".",
         "",

@@ -73,7 +73,7 @@ __all__ = [
 
 NoRelevant = Literal["skip", "zero", "error"]
 
-#: The figures DESIGN.md §3 asks for.
+#: The figures the evaluation reports by default.
 DEFAULT_METRICS: tuple[str, ...] = (
     "map",
     "mrr",

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from structrag.cli_flags import add_renamed_option
 from structrag.errors import ConfigError, InputError
 from structrag.text import printable
 
@@ -64,23 +63,6 @@ def _options(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str,
     return popts or None, copts or None
 
 
-def _ensure_index(out: str, args: argparse.Namespace, popts, copts):
-    from .index import Index
-    from .store import DB_NAME
-
-    if (Path(out) / DB_NAME).exists():
-        index = Index.open(out)
-        index._check_settings({"dense": args.dense, **({"model": args.embed_model} if args.embed_model else {})})
-        return index
-    return Index.create(
-        out,
-        dense=args.dense,
-        model=args.embed_model,
-        parse_options=popts or {},
-        chunk_options=copts or {},
-    )
-
-
 def _event_printer(quiet: bool):
     t0 = time.perf_counter()
 
@@ -118,10 +100,9 @@ def register_index(subparsers: Any) -> None:
     d.add_argument("--dense", dest="dense", action="store_const", const=True, default="auto",
                    help="embed chunks (default when sentence-transformers and faiss are installed)")
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
-    add_renamed_option(p, "--embed-model", old=("--model",), dest="embed_model", metavar="NAME",
-                       meaning="the dense embedding model",
-                       help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
-                       "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
+    p.add_argument("--embed-model", dest="embed_model", default=None, metavar="NAME",
+                   help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
+                   "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures and warnings")
@@ -131,12 +112,12 @@ def register_index(subparsers: Any) -> None:
     pw.add_argument("--password-file", default=None, metavar="FILE.json",
                     help='passwords per file: a JSON object {"FILE NAME or PATH": "password", ...}')
     p.add_argument("--repair", action="store_true",
-                   help="re-embed documents whose vector files are missing or unreadable, and rewrite the search "
-                        "arrays from the database")
+                   help="first re-embed documents whose vector files are missing or unreadable, and rewrite the "
+                        "search arrays from the database")
     p.set_defaults(func=_cmd_index)
 
 
-def _passwords(args: argparse.Namespace):
+def _passwords(args: argparse.Namespace) -> str | dict[str, str] | None:
     if args.password_file is None:
         return args.password
     path = Path(args.password_file)
@@ -154,25 +135,28 @@ def _cmd_index(args: argparse.Namespace) -> int:
         raise ConfigError("--workers must be at least 1")
     if args.engine != "ray" and args.ray_address:
         raise ConfigError("--ray-address needs --engine ray")
-    if args.engine == "ray" and (args.password or args.password_file):
-        raise ConfigError("--password and --password-file work with the local engine only",
+    if args.engine == "ray" and (args.password or args.password_file or args.repair):
+        raise ConfigError("--password, --password-file and --repair work with the local engine only",
                           hint="decrypt the PDFs first, or index them without --engine ray")
+    from .index import Index
+
     popts, copts = _options(args)
     t0 = time.perf_counter()
-    index = _ensure_index(args.out, args, popts, copts)
+    # a new index stores the options given; an existing one keeps its own, updated by them for this run
+    index = Index.open_or_create(args.out, dense=args.dense, model=args.embed_model, parse_options=popts,
+                                 chunk_options=copts)
     with index:
-        options = dict(progress=args.progress, parse_options=popts and {**index.parse_options, **popts},
-                       chunk_options=copts and {**index.chunk_options, **copts},
+        options = dict(progress=args.progress, parse_options=popts and {**index.parse_options.to_dict(), **popts},
+                       chunk_options=copts and {**index.chunk_options.to_dict(), **copts},
                        on_event=_event_printer(args.quiet or args.json))
-        if args.repair:
-            index.repair(on_event=options["on_event"])
         if args.engine == "ray":
             from .ray_ingest import ray_add
 
             report = ray_add(index, args.paths, workers=args.workers, ray_address=args.ray_address,
                              docs_per_batch=args.docs_per_batch, **options)
         else:
-            report = index.add(args.paths, workers=args.workers or 1, password=_passwords(args), **options)
+            report = index.add(args.paths, workers=args.workers or 1, password=_passwords(args),
+                               repair=args.repair, **options)
         secs = time.perf_counter() - t0
         docs = index.documents()
         summary = {
@@ -246,7 +230,7 @@ def print_hits(hits, *, as_json: bool, out=None) -> None:
         return
     for i, h in enumerate(hits, 1):
         path = " > ".join(h.section_path) if h.section_path else "(before the first heading)"
-        # text from a PDF may hold terminal escape sequences: shown, never sent raw (--json is escaped already)
+        # text from a PDF may hold terminal escape sequences: shown, never sent raw (--json escapes them)
         print(printable(f"{i:2d}. {h.doc}  {_pages_label(h.pages)}  score {h.score:.3f}"), file=out)
         print(printable(f"     {path}"), file=out)
         print(printable(_snippet(h.text)), file=out)
@@ -318,13 +302,15 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
                        graded: bool = False, seed: int = 0, trees: int = 500, monotone: str = "evidence",
                        progress: bool | None = None):
     """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
+    from structrag.files import file_sha1
+
     from .features import evidence_constraints
-    from .index import _progress_enabled
-    from .training import concat_training_sets, file_sha1, load_queries, make_training_set, train_ranker
+    from .progress import progress_enabled
+    from .training import concat_training_sets, load_queries, make_training_set, train_ranker
 
     qs = load_queries(queries_path)
     names = resolve_features(features, index.corpus)
-    show = _progress_enabled(progress)
+    show = progress_enabled(progress)
     scopes = ["doc", "collection"] if scope == "both" else [scope]
     sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded, progress=show)
             for s in scopes]
@@ -334,7 +320,8 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
         "queries_sha1": file_sha1(queries_path),
         "documents_sha1": sorted(d.sha1 for d in index.documents()),
         "index_settings": {"tokenizer": index.tokenizer.to_dict(), "dense_model": index.dense_model,
-                           "parse_options": index.parse_options, "chunk_options": index.chunk_options},
+                           "parse_options": index.parse_options.to_dict(),
+                           "chunk_options": index.chunk_options.to_dict()},
         "scope": scope,
         "candidates": candidates,
         "graded": graded,
@@ -347,7 +334,7 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
 
 
 def _cmd_train_ranker(args: argparse.Namespace) -> int:
-    from .index import Index
+    from .index import RANKER_FILE, Index
 
     with Index.open(args.index) as index:
         model, ts = train_from_queries(index, args.queries, features=args.features, scope=args.scope,
@@ -357,7 +344,7 @@ def _cmd_train_ranker(args: argparse.Namespace) -> int:
             path = model.save(args.out)
         else:
             index.set_ranker(model, save=True)
-            path = index.path / "ranker.txt"
+            path = index.path / RANKER_FILE
     n_pos = int((ts.y > 0).sum())
     print(f"trained on {len(ts.queries)} queries ({len(ts.y)} candidates, {n_pos} on relevant pages), "
           f"features: {', '.join(model.features)}")

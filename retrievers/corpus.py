@@ -187,6 +187,18 @@ class Corpus:
     def pages_of(self, row: int) -> np.ndarray:
         return self.chunk_pages[self.chunk_pages_ptr[row] : self.chunk_pages_ptr[row + 1]]
 
+    def page_ranking(self, rows: Sequence[int]) -> list[tuple[str, int]]:
+        """``(doc, page)`` pairs of ranked chunk rows, each pair once, in first-hit order (0-based pages)."""
+        seen: set[tuple[str, int]] = set()
+        out = []
+        for r in rows:
+            name = self.doc_names[int(self.chunk_doc[r])]
+            for p in self.pages_of(int(r)).tolist():
+                if (name, p) not in seen:
+                    seen.add((name, p))
+                    out.append((name, p))
+        return out
+
     # --- building -----------------------------------------------------------
     @classmethod
     def build(

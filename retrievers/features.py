@@ -1,6 +1,6 @@
 """Hierarchy-aware features for (query, chunk) pairs, vectorised over candidates.
 
-HELD's features (DESIGN.md §2.6):
+HELD's features (the hierarchy-aware ranker of the HELD method, as published):
 
 ``bm25``            BM25 of the chunk's own text.
 ``bm25_anc_max``    max BM25 of the query against each ancestor heading (the
@@ -475,10 +475,8 @@ def compute_features(
             v = np.full(m, float(get("page_idf_coverage").max()))
         elif name == "q_bm25_top_z":
             v = np.full(m, float(get("bm25_z").max()))
-        elif name == "q_dense_top_z":
+        else:  # q_dense_top_z: the last of KNOWN_FEATURES, and the names were checked above
             v = np.full(m, float(get("dense_z").max()))
-        else:  # pragma: no cover - guarded above
-            raise AssertionError(name)
         v = np.asarray(v, dtype=np.float32)
         cache[name] = v
         return v

@@ -27,6 +27,7 @@ from structrag.errors import ConfigError
 from structrag.llama_index import join_header_path
 
 from .index import MODES, Hit, Index
+from .ranking import page_fields
 
 __all__ = ["StructragRetriever", "hit_to_node"]
 
@@ -40,9 +41,7 @@ def hit_to_node(hit: Hit) -> NodeWithScore:
         "chunk_id": hit.chunk_id,
         "section_path": list(hit.section_path),
         "header_path": join_header_path(hit.section_path),
-        "pages": pages,
-        "page_start": pages[0] if pages else None,
-        "page_end": pages[-1] if pages else None,
+        **page_fields(pages),
         "page_label": ", ".join(str(p + 1) for p in pages),
     }
     node = TextNode(

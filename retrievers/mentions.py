@@ -21,14 +21,15 @@ import unicodedata
 from typing import NamedTuple
 
 from structrag.numbering import parse_numbering
+from structrag.text import CJK_SCRIPT
 
 __all__ = ["HeadingKeys", "normalise", "heading_keys", "mentioned"]
 
 #: numbering schemes whose label alone names a section ("see Item 7", "Note 12", "第三节")
 CITED_SCHEMES = frozenset({"item", "part", "note", "schedule", "chapter", "section", "article", "appendix",
                            "cn-section", "cn-chapter", "cn-part"})
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_NOT_WORD = re.compile(r"[^\w\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_CJK = re.compile(f"[{CJK_SCRIPT}]")
+_NOT_WORD = re.compile(rf"[^\w{CJK_SCRIPT}]+")
 _LEADING_ARTICLE = re.compile(r"^(the|a|an|our)\s+")
 #: a phrase counts when it has this many words (Latin) or characters (CJK)
 MIN_WORDS = 2

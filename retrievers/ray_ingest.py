@@ -11,16 +11,16 @@
    class, so each worker loads the embedding model once): for each document
    of its batch it hashes the file (a document already indexed with the same
    content and options is skipped), runs the index's own per-document step
-   (:func:`retrievers.index._process_pdf`: parse, chunk, tokenise), then embeds
+   (:func:`retrievers.ingest.process_pdf`: parse, chunk, tokenise), then embeds
    the chunks and section paths of the whole batch in one encoder call
-   (:func:`retrievers.index.embed_documents`), writes what it made to a shard
+   (:func:`retrievers.ingest.embed_documents`), writes what it made to a shard
    (:mod:`retrievers.shards`) and returns one small status row per document.
    Parsing and embedding share the actor: the documents are the heavy data, and
    moving them between two stages through the object store would cost more than
    it buys on CPU workers.  The largest files are handed out first, so no worker
    is left alone with a big one at the end.
 2. The driver streams the status rows and commits each document from its shard
-   into the index (:meth:`Index._merge_shard`), in input order, so the index is
+   into the index (:func:`retrievers.commit.merge_shard`), in input order, so the index is
    the same whatever the number of workers and however they finish.
 
 A document that fails (not a PDF, encrypted, damaged, a worker that crashed on
@@ -38,19 +38,20 @@ import json
 import logging
 import os
 import resource
-import sys
 import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from structrag.errors import ConfigError, StructragError
 from structrag.files import file_sha1
 
-from .corpus import LAYOUT
+from .commit import AddReport, Event, ignore_event, merge_shard
 from .dense import AUTO_MODEL
-from .index import AddReport, Index, _process_pdf, _progress_enabled, embed_documents, expand_paths
+from .index import Index
+from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdf
+from .progress import progress_bar
 from .shards import ShardDocument, require_pyarrow, shard_settings, write_shard
 
 __all__ = ["ray_build", "ray_add", "ray_session", "IndexWorker", "ray_available", "SHARD_DIR", "RUN_REPORT"]
@@ -110,10 +111,6 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
         ray.shutdown()
 
 
-def _failure_message(error: BaseException) -> str:
-    return str(error) if isinstance(error, StructragError) else f"{type(error).__name__}: {error}"
-
-
 class IndexWorker:
     """One Ray actor: hash, parse, chunk, tokenise and embed batches of PDFs into shards.
 
@@ -123,12 +120,12 @@ class IndexWorker:
     ``unchanged`` or ``failed`` (``detail`` says why).
     """
 
-    def __init__(self, *, parse_options: Mapping[str, Any], chunk_options: Mapping[str, Any],
-                 tokenizer: Mapping[str, Any], options_key: str, settings: Mapping[str, Any],
-                 existing: Mapping[str, tuple[str, str]], shard_dir: str, threads: int = 1,
+    def __init__(self, *, parse_options: ParseOptions | Mapping[str, Any],
+                 chunk_options: ChunkOptions | Mapping[str, Any], tokenizer: Mapping[str, Any], options_key: str,
+                 settings: Mapping[str, Any], existing: Mapping[str, tuple[str, str]], shard_dir: str, threads: int = 1,
                  device: str = "cpu") -> None:
-        self.parse_options = dict(parse_options)
-        self.chunk_options = dict(chunk_options)
+        self.parse_options = ParseOptions.of(parse_options)
+        self.chunk_options = ChunkOptions.of(chunk_options)
         self.tokenizer = dict(tokenizer)
         self.options_key = options_key
         self.settings = dict(settings)
@@ -167,21 +164,20 @@ class IndexWorker:
             path, name = str(path), str(name)
             try:
                 sha1 = file_sha1(path)
-            except StructragError as e:
-                row(name, "failed", str(e))
+            except (StructragError, OSError) as e:
+                row(name, "failed", failure_message(e))
                 continue
             if self.existing.get(path) == (sha1, self.options_key):  # keyed by path: a document is a file
                 row(name, "unchanged")
                 continue
             c0, w0 = time.process_time(), time.perf_counter()
             try:
-                r = _process_pdf(path, self.parse_options, self.chunk_options, self.tokenizer)
+                r = process_pdf(path, self.parse_options, self.chunk_options, self.tokenizer)
             except Exception as e:  # any per-document failure is reported, never fatal to the job
-                row(name, "failed", _failure_message(e), cpu=time.process_time() - c0, wall=time.perf_counter() - w0)
+                row(name, "failed", failure_message(e), cpu=time.process_time() - c0, wall=time.perf_counter() - w0)
                 continue
-            doc = ShardDocument(name=name, path=path, sha1=sha1, options_key=self.options_key,
-                                page_count=r["page_count"], chunks=r["chunks"], tokens=r["tokens"], tree=r["tree"],
-                                document=r["document"], stats=r["stats"])
+            fields = {k: v for k, v in r._asdict().items() if k != "warnings"}  # shown by the driver, not stored
+            doc = ShardDocument(name=name, path=path, sha1=sha1, options_key=self.options_key, **fields)
             made.append((doc, time.process_time() - c0, time.perf_counter() - w0))
         if not made:
             out["shard"] = [""] * len(out["name"])
@@ -197,7 +193,7 @@ class IndexWorker:
                                 self.settings)
         except Exception as e:  # embedding or the shard write failed: the batch's documents fail, the job goes on
             for d, c, w in made:
-                row(d.name, "failed", f"{d.path}: {_failure_message(e)}", d.page_count, len(d.chunks), c, w)
+                row(d.name, "failed", f"{d.path}: {failure_message(e)}", d.page_count, len(d.chunks), c, w)
             out["shard"] = [""] * len(out["name"])
             return out
         # the batch's embedding and writing time, shared by its documents in proportion to their chunks
@@ -218,10 +214,10 @@ def ray_add(
     workers: int | None = None,
     ray_address: str | None = None,
     docs_per_batch: int = 1,
-    parse_options: Mapping[str, Any] | None = None,
-    chunk_options: Mapping[str, Any] | None = None,
+    parse_options: ParseOptions | Mapping[str, Any] | None = None,
+    chunk_options: ChunkOptions | Mapping[str, Any] | None = None,
     progress: bool | None = None,
-    on_event: Callable[[str, str, str], None] | None = None,
+    on_event: Event | None = None,
     object_store_mb: int = 128,
     device: str = "cpu",
     keep_shards: bool = False,
@@ -242,27 +238,22 @@ def ray_add(
     if docs_per_batch < 1:
         raise ConfigError(f"docs_per_batch must be at least 1, got {docs_per_batch}")
     ray = _require_ray()
-    popts = dict(index.parse_options if parse_options is None else parse_options)
-    copts = dict(index.chunk_options if chunk_options is None else chunk_options)
-    bad = {"progress", "checkpoint"} & set(popts)
-    if bad:
-        raise ConfigError(f"parse options {sorted(bad)} cannot be used when indexing")
+    popts = ParseOptions.of(index.parse_options if parse_options is None else parse_options)
+    copts = ChunkOptions.of(index.chunk_options if chunk_options is None else chunk_options)
     okey = index.options_key(popts, copts)
     report = AddReport([], [], [], [])
-    emit = on_event or (lambda kind, name, detail: None)
+    emit = on_event or ignore_event
     shard_dir = Path(index.path) / SHARD_DIR
     files = expand_paths(paths)
-    index._store.lock()
+    index.store.lock()
     try:
         # shards of a run that was killed hold finished documents: commit them before parsing anything
         leftover = sorted(shard_dir.glob("*.parquet")) if shard_dir.is_dir() else []
         for p in leftover:
-            index._merge_shard(p, report, emit, remove=not keep_shards)
-        todo: list[dict[str, str]] = []
-        for f in files:
-            # files of the same base name are different documents; the merge names them (retrievers.identity)
-            todo.append({"path": os.path.abspath(f), "name": f.name})
-        existing = {d.name: d for d in index._store.documents()}
+            merge_shard(index, p, report, emit, remove=not keep_shards)
+        # files of the same base name are different documents; the merge names them (retrievers.identity)
+        todo = [{"path": os.path.abspath(f), "name": f.name} for f in files]
+        existing = {d.name: d for d in index.store.documents()}
         if todo and index.has_dense and index.dense_model == AUTO_MODEL:
             # every worker must embed with the same model: fix an "auto" index's model here, from the
             # first readable document's text, as a local build does from its first document's chunks
@@ -270,12 +261,11 @@ def ray_add(
         if todo:
             with ray_session(ray_address, num_cpus=workers, object_store_mb=object_store_mb):
                 _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch, device, shard_dir,
-                     _progress_enabled(progress), report, emit, keep_shards, stats)
-        if report.added or report.replaced or not index._store.derived_ok(index._store.generation(), LAYOUT):
-            index._publish()
+                     progress, report, emit, keep_shards, stats)
+        index.publish_if(bool(report.added or report.replaced))
         _write_run_report(index.path, report)
     finally:
-        index._store.unlock()
+        index.store.unlock()
     return report
 
 
@@ -289,16 +279,15 @@ def _resolve_auto_model(index: Index, todo: list[dict[str, str]], pages: int = 3
         except Exception:  # noqa: BLE001 - an unreadable file is reported by its worker; try the next one
             continue
         if any(t.strip() for t in texts):
-            index._resolve_auto_model(texts)
+            index.resolve_auto_model(texts)
             return
     # no text anywhere (scans, or every file unreadable): the local build's choice for such documents
-    index._resolve_auto_model([])
+    index.resolve_auto_model([])
 
 
-def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch, device, shard_dir, show, report, emit,
-         keep_shards, stats) -> None:
+def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch, device, shard_dir, progress, report,
+         emit, keep_shards, stats) -> None:
     import ray.data
-    from tqdm.auto import tqdm
 
     n_actors = workers or max(int(ray.cluster_resources().get("CPU", 1)), 1)
     settings = shard_settings(index.tokenizer.to_dict(), index.dense_model, index.dense_max_seq_length)
@@ -341,7 +330,7 @@ def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch
     ready: dict[str, dict[str, Any]] = {}
     shard_left: dict[str, int] = {}
     nxt = 0
-    bar = tqdm(total=len(todo), desc="indexing (ray)", unit="pdf", disable=not show, file=sys.stderr)
+    bar = progress_bar(progress, total=len(todo), desc="indexing (ray)", unit="pdf")
 
     def commit_ready() -> None:
         nonlocal nxt
@@ -356,7 +345,7 @@ def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch
                 report.unchanged.append(name)
                 emit("unchanged", name, "")
             else:
-                index._merge_shard(r["shard"], report, emit, names={name})
+                merge_shard(index, r["shard"], report, emit, names={name})
                 shard_left[r["shard"]] -= 1
                 if not shard_left[r["shard"]] and not keep_shards:
                     Path(r["shard"]).unlink(missing_ok=True)
@@ -407,20 +396,14 @@ def ray_build(
     ray_address: str | None = None,
     docs_per_batch: int = 1,
     progress: bool | None = None,
-    on_event: Callable[[str, str, str], None] | None = None,
+    on_event: Event | None = None,
     **create_options: Any,
 ) -> Index:
     """:meth:`Index.build` on Ray: index ``paths`` into ``out`` (created if needed); see :func:`ray_add`.
 
     The report is in ``index.last_report`` (and ``out/ray-ingest.json``).
     """
-    from .store import DB_NAME
-
-    if (Path(out) / DB_NAME).exists():
-        index = Index.open(out)
-        index._check_settings(create_options)
-    else:
-        index = Index.create(out, **create_options)
+    index = Index.open_or_create(out, **create_options)
     try:
         index.last_report = ray_add(index, paths, workers=workers, ray_address=ray_address,
                                     docs_per_batch=docs_per_batch, progress=progress, on_event=on_event)

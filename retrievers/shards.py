@@ -34,7 +34,9 @@ from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from structrag.errors import ConfigError, IndexFormatError
+from structrag.errors import IndexFormatError
+
+from .extras import require
 
 __all__ = ["SHARD_FORMAT", "ShardDocument", "write_shard", "read_shard", "shard_settings", "require_pyarrow"]
 
@@ -43,19 +45,13 @@ _META_KEY = b"structrag"
 
 
 def require_pyarrow():
-    try:
-        import pyarrow  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("index shards need pyarrow, which is not installed",
-                          hint='pip install "structrag[ray]"') from e
-    import pyarrow
-
-    return pyarrow
+    """pyarrow, with its Parquet module loaded (ConfigError naming the extra when it is missing)."""
+    require("pyarrow.parquet", what="index shards", package="pyarrow", extra="ray")
+    return require("pyarrow", what="index shards", package="pyarrow", extra="ray")
 
 
 class ShardDocument(NamedTuple):
-    """One processed document, as :func:`retrievers.index._process_pdf` returns it plus identity and vectors."""
+    """One processed document (:class:`retrievers.ingest.ProcessedPDF`) plus its identity and vectors."""
 
     name: str
     path: str

@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import Any, Literal, Mapping
 
 from structrag.errors import ConfigError
+from structrag.text import CJK_SCRIPT
 
 __all__ = ["Tokenizer", "ENGLISH_STOPWORDS", "CJK_MODES", "tokenize"]
 
@@ -53,13 +54,7 @@ ENGLISH_STOPWORDS: frozenset[str] = frozenset(
     """.split()
 )
 
-_CJK = (
-    "\u3040-\u30ff"  # hiragana, katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uac00-\ud7af"  # hangul syllables
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-)
+_CJK = CJK_SCRIPT  # kana, Han (extension A, unified, compatibility), Hangul syllables
 
 # One alternation, tried left to right at each position:
 #   1. a CJK run,

@@ -14,7 +14,6 @@ one LambdaRank group.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -38,7 +37,6 @@ __all__ = [
     "family_weights",
     "leave_one_family_out",
     "cross_validate",
-    "file_sha1",
 ]
 
 Scope = Literal["doc", "collection"]
@@ -55,10 +53,6 @@ class Query(NamedTuple):
     family: str = ""  # template family (``family``, else the company, else the document)
     lang: str = "en"
     names_section: bool | None = None  # the question names a section of its document (where labelled)
-
-
-def file_sha1(path: str | os.PathLike) -> str:
-    return hashlib.sha1(Path(path).read_bytes()).hexdigest()
 
 
 def load_queries(path: str | os.PathLike) -> list[Query]:
@@ -187,7 +181,7 @@ def make_training_set(
         ev_words = [(p, _words(index.tokenizer, t)) for p, t in q.evidence if t] if graded else []
         texts = None
         if graded and ev_words:
-            got = index._store.chunks_by_rowid(corpus.chunk_rowid[cand].tolist())
+            got = index.store.chunks_by_rowid(corpus.chunk_rowid[cand].tolist())
             texts = [got[int(r)].text for r in corpus.chunk_rowid[cand]]
         for i, r in enumerate(cand):
             if int(corpus.chunk_doc[r]) != d:

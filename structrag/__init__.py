@@ -7,12 +7,8 @@ hierarchy-aware features.
 
 from __future__ import annotations
 
-from . import _pymupdf
 from ._lazy import lazy_exports
-
-_pymupdf.prepare()  # a hook for the first import of pymupdf; imports nothing now (see the module)
-
-from .errors import (  # noqa: E402
+from .errors import (
     BackendError,
     BackendResponseError,
     ConfigError,
@@ -26,17 +22,20 @@ from .errors import (  # noqa: E402
     SchemaVersionError,
     StructragError,
     StructragWarning,
+    TreeError,
 )
-from .extract import extract
+from .extraction import extract
 from .model import SCHEMA_VERSION, Block, Chunk, Document, Heading, Numbering, OutlineEntry
-from .outline import locate_outline
+from .headings.outline import locate_outline
 from .tree import HeadingTree, TreeNode
 
 __version__ = "0.1.0"
 
 # The chunker (and its tokenizers) loads on first use: `structrag toc` and `--help` never need it.
 _LAZY = {"Section": "chunking", "chunk_document": "chunking", "sections": "chunking",
-         "ContentsEntry": "contents", "ContentsResult": "contents", "read_contents": "contents"}
+         "ContentsEntry": "headings.contents_entries", "ContentsResult": "headings.contents",
+         "read_contents": "pipeline", "parse_pdf": "pipeline", "parse_document": "pipeline",
+         "ParsedDocument": "pipeline", "detect_headings": "pipeline"}
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
@@ -60,6 +59,10 @@ __all__ = [
     "extract",
     "locate_outline",
     "read_contents",
+    "detect_headings",
+    "parse_pdf",
+    "parse_document",
+    "ParsedDocument",
     "StructragError",
     "InputError",
     "NotAPDFError",
@@ -67,6 +70,7 @@ __all__ = [
     "CorruptPDFError",
     "ReferenceFormatError",
     "ConfigError",
+    "TreeError",
     "ModelError",
     "BackendError",
     "BackendResponseError",

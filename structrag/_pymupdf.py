@@ -4,10 +4,9 @@
 imports both with itself; the first loads ONNX models.  That costs about a
 second and 90 MB per process here, for code structrag never calls.  And
 importing PyMuPDF at all (~0.15 s) is wasted on ``structrag --help`` or a
-retrieval query.  So ``import structrag`` imports nothing from PyMuPDF: it
-installs a one-shot import hook (:func:`prepare`), and whenever pymupdf is
-first imported after that (by structrag or by the caller), the add-ons are
-kept out of that import.  Both stay importable afterwards: ``import
+retrieval query.  So ``import structrag`` imports nothing from PyMuPDF, and
+structrag imports it through :func:`import_pymupdf`, which keeps the add-ons
+out of that first import.  Both stay importable afterwards: ``import
 pymupdf4llm`` works as usual and activates the layout model itself when asked
 to.  What is lost is only PyMuPDF's own ``to_markdown`` shortcut into
 pymupdf4llm (call ``pymupdf4llm.to_markdown`` instead).
@@ -25,7 +24,6 @@ the file's name and gives the document one counted warning.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import logging
 import os
 import re
@@ -37,65 +35,37 @@ _ADDONS = ("pymupdf.layout", "pymupdf4llm")
 
 log = logging.getLogger("structrag.mupdf")
 
-__all__ = ["prepare", "MuPDFMessages", "route_mupdf_messages"]
+__all__ = ["import_pymupdf", "MuPDFMessages", "route_mupdf_messages"]
 
 
 # --- import ---------------------------------------------------------------------------------
-class _LeanLoader:  # a loader by protocol (importlib.abc costs an import of importlib.resources)
-    """Runs PyMuPDF's own loader with its add-ons blocked, then steps aside."""
+_import_lock = threading.Lock()
 
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
 
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
+def import_pymupdf() -> Any:
+    """``pymupdf``, imported on first call with its add-ons kept out of that import.
 
-    def exec_module(self, module) -> None:
+    Every PyMuPDF user in structrag calls this instead of ``import pymupdf``; nothing is installed
+    in the import system.  When pymupdf is already imported (by the caller), it is returned as is.
+    """
+    mod = sys.modules.get("pymupdf")
+    if mod is not None:
+        return mod
+    if os.environ.get("STRUCTRAG_PYMUPDF_LAYOUT") == "1":
+        import pymupdf
+
+        return pymupdf
+    with _import_lock:
         blocked = [m for m in _ADDONS if m not in sys.modules]
         for m in blocked:
             sys.modules[m] = None  # type: ignore[assignment]  # their import fails fast, PyMuPDF carries on
         try:
-            self._loader.exec_module(module)
+            import pymupdf
         finally:
             for m in blocked:
                 if m in sys.modules and sys.modules[m] is None:
                     del sys.modules[m]
-            module.__loader__ = self._loader
-            if getattr(module, "__spec__", None) is not None:
-                module.__spec__.loader = self._loader
-
-    def __getattr__(self, name: str) -> Any:  # get_resource_reader, is_package, ...
-        return getattr(self._loader, name)
-
-
-class _LeanFinder:  # a meta path finder by protocol
-    def find_spec(self, name, path=None, target=None):
-        if name != "pymupdf":
-            return None
-        _remove_hook()  # one shot; also keeps find_spec below from finding this finder
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        spec.loader = _LeanLoader(spec.loader)
-        return spec
-
-
-_hook = _LeanFinder()
-
-
-def _remove_hook() -> None:
-    try:
-        sys.meta_path.remove(_hook)
-    except ValueError:
-        pass
-
-
-def prepare() -> None:
-    """Make the first import of pymupdf skip its add-ons (imports nothing now)."""
-    if "pymupdf" in sys.modules or os.environ.get("STRUCTRAG_PYMUPDF_LAYOUT") == "1":
-        return
-    if _hook not in sys.meta_path:
-        sys.meta_path.insert(0, _hook)
+    return pymupdf
 
 
 # --- MuPDF messages --------------------------------------------------------------------------
@@ -127,7 +97,7 @@ class MuPDFMessages:
     def __enter__(self) -> "MuPDFMessages":
         _lock.acquire()
         try:
-            import pymupdf
+            pymupdf = import_pymupdf()
         except ImportError:  # the stage that needs pymupdf says so
             return self
         self._pymupdf = pymupdf

@@ -15,70 +15,12 @@ import sys
 import warnings
 from typing import Any, Callable, Sequence
 
-from .cli_flags import add_renamed_option, report_option_warnings
-from .errors import ConfigError, DeprecatedOptionWarning, StructragError, StructragWarning
+from . import cli_levels
+from .cli_options import add_level_arguments, level_options_from_args
+from .errors import StructragError, StructragWarning
+from .text import printable
 
-__all__ = ["main", "build_parser", "add_level_arguments", "level_options_from_args"]
-
-
-def _granularity(value: str) -> str | int:
-    if value in ("heading", "page"):
-        return value
-    try:
-        k = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("granularity is 'heading', 'page' or a number of pages") from None
-    if k < 1:
-        raise argparse.ArgumentTypeError("granularity in pages must be at least 1")
-    return k
-
-
-def add_level_arguments(p: argparse.ArgumentParser, *, old_level_model: Sequence[str] = ()) -> None:
-    """Options choosing how levels are predicted (shared by ``toc`` and ``levels``).
-
-    ``old_level_model``: former spellings of ``--level-model`` on this command
-    (``levels`` had ``--model``), kept working with a deprecation warning.
-    """
-    g = p.add_argument_group("level prediction")
-    g.add_argument("--predictor", default="learned",
-                   help="offline predictor: learned (default), rules, font-size, size-rank, numbering")
-    add_renamed_option(g, "--level-model", old=old_level_model, old_parser=p, dest="level_model", metavar="FILE",
-                       meaning="the LightGBM level model file",
-                       help="LightGBM text model for --predictor learned (default: the model shipped with structrag)")
-    g.add_argument("--memory", default="recent", choices=["recent", "previous-n", "random", "branches"],
-                   help="which processed headings the predictor sees (default: recent)")
-    g.add_argument("--granularity", type=_granularity, default="heading",
-                   help="targets per step: heading (default), page, or N pages")
-    g.add_argument("--seed", type=int, default=0, help="seed for the random memory strategy")
-    g.add_argument("--checkpoint", default=None,
-                   help="file recording predicted levels as they come; a rerun continues from it")
-    try:
-        from .backends.cli_options import add_backend_arguments
-    except ImportError:
-        return
-    add_backend_arguments(p)
-
-
-def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """Keyword arguments for :func:`structrag.pipeline.parse_pdf` / ``assign_levels``."""
-    opts: dict[str, Any] = {
-        "predictor": args.predictor,
-        "memory": args.memory,
-        "granularity": args.granularity,
-        "checkpoint": args.checkpoint,
-        "seed": args.seed,
-    }
-    level_model = getattr(args, "level_model", None)
-    if level_model is not None:
-        if str(args.predictor).strip().lower() != "learned":
-            raise ConfigError("--level-model is only used with --predictor learned",
-                              hint=f"drop --level-model, or use --predictor learned instead of {args.predictor!r}")
-        opts["model_path"] = level_model  # with a model-server backend: the learned fallback's model
-    try:
-        from .backends.cli_options import predictor_from_args
-    except ImportError:
-        return opts
-    return predictor_from_args(args, opts)
+__all__ = ["main", "build_parser"]
 
 
 def _toc(args: argparse.Namespace) -> int:
@@ -87,7 +29,7 @@ def _toc(args: argparse.Namespace) -> int:
     parsed = parse_pdf(
         args.pdf,
         outline="ignore" if args.ignore_outline else "auto",
-        contents="ignore" if getattr(args, "ignore_contents", False) else "auto",
+        contents="ignore" if args.ignore_contents else "auto",
         password=args.password,
         progress=None if args.progress is None else args.progress,
         **level_options_from_args(args),
@@ -113,18 +55,18 @@ def _toc(args: argparse.Namespace) -> int:
                 for h in tree.headings
             ],
         }
-        if getattr(args, "stats", False):
+        if args.stats:
             out["stats"] = parsed.stats
         json.dump(out, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     elif args.markdown:
-        sys.stdout.write(tree.to_markdown())
+        sys.stdout.write(printable(tree.to_markdown()))
     else:
         counts = parsed.stats.get("heading_sources") or {}
         src = ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
-        print(f"{doc.name}: {doc.page_count} pages, {len(tree)} headings ({src}), depth {tree.depth}")
-        sys.stdout.write(tree.to_text(pages=True))
-    if getattr(args, "stats", False) and not args.json:
+        print(printable(f"{doc.name}: {doc.page_count} pages, {len(tree)} headings ({src}), depth {tree.depth}"))
+        sys.stdout.write(printable(tree.to_text(pages=True)))  # a PDF may carry terminal escapes
+    if args.stats and not args.json:
         print(json.dumps(parsed.stats, indent=2, default=str), file=sys.stderr)
     return 0
 
@@ -155,17 +97,10 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
-    add_level_arguments(p)
-    if not any(a.dest == "stats" for a in p._actions):
-        p.add_argument("--stats", action="store_true", help="print timings and predictor accounting")
+    add_level_arguments(p, stats_help="print timings and the level predictor's accounting: calls, images, "
+                        "tokens, retries, projections, fallbacks")
     p.set_defaults(func=_toc)
-
-    try:
-        from . import cli_levels
-    except ImportError:
-        pass
-    else:
-        cli_levels.register(sub)
+    cli_levels.register(sub)
 
     if plugins:
         _register_plugins(sub)
@@ -203,10 +138,7 @@ _CORE_COMMANDS = frozenset({"toc", "levels", "train-levels"})
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(plugins=not (argv and argv[0] in _CORE_COMMANDS))
-    with warnings.catch_warnings(record=True) as caught:  # a renamed option's warning: one clean line
-        warnings.simplefilter("always", DeprecatedOptionWarning)
-        args = parser.parse_args(argv)
-    report_option_warnings(caught, sys.stderr)
+    args = parser.parse_args(argv)
     with warnings.catch_warnings():
         # warnings a command reports itself (they are kept on the document) are not repeated
         warnings.simplefilter("ignore", StructragWarning)

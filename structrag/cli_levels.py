@@ -1,7 +1,7 @@
 """CLI sub-commands of the level stage: ``levels`` and ``train-levels``.
 
 ``structrag levels REFERENCE.json --pdf PDF`` is the level-only entry point
-(DESIGN.md §3): the headings are given, only their levels are predicted.
+(the level-only protocol): the headings are given, only their levels are predicted.
 ``structrag train-levels`` trains the learned predictor's LightGBM model on a
 folder of PDFs with author-made outlines.
 """
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from .cli_options import add_level_arguments, level_options_from_args
 from .errors import ConfigError, ReferenceFormatError
 from .model import Document, Heading
 
@@ -24,8 +25,6 @@ __all__ = ["register", "read_reference_headings", "headings_for_reference"]
 
 def register(sub: Any) -> None:
     """Add ``levels`` and ``train-levels`` to the ``structrag`` sub-parsers."""
-    from .cli import add_level_arguments
-
     p = sub.add_parser(
         "levels",
         help="predict levels for given headings (level-only protocol)",
@@ -37,9 +36,7 @@ def register(sub: Any) -> None:
     p.add_argument("--pdf", default=None, help="the PDF the headings are on (recommended: gives their style)")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--output", "-o", default=None, help="write the JSON here instead of stdout")
-    if not any(a.dest == "stats" for a in p._actions):
-        p.add_argument("--stats", action="store_true", help="print the driver's accounting on stderr")
-    add_level_arguments(p, old_level_model=("--model",))  # --level-model; --model was its name here
+    add_level_arguments(p, stats_help="print the driver's accounting on stderr")
     p.set_defaults(func=_levels)
 
     t = sub.add_parser(
@@ -127,7 +124,7 @@ def _check_style(rec: dict, where: str, path: Path, page: int) -> None:
 def headings_for_reference(records: Sequence[dict], document: Document | None) -> tuple[Heading, ...]:
     """Headings for reference records; with a document, each takes the style of the block under its bbox."""
     from .numbering import parse_numbering
-    from .outline import heading_from_block
+    from .headings.outline import heading_from_block
 
     out: list[Heading] = []
     for i, rec in enumerate(records):
@@ -162,13 +159,12 @@ def _fields(h: Heading) -> dict:
 
 
 def _levels(args: argparse.Namespace) -> int:
-    from .cli import level_options_from_args
     from .levels import assign_levels
 
     records = read_reference_headings(args.reference)
     document = None
     if args.pdf:
-        from .extract import extract
+        from .extraction import extract
 
         document = extract(args.pdf, password=args.password, progress=False)
     headings = headings_for_reference(records, document)
@@ -184,13 +180,14 @@ def _levels(args: argparse.Namespace) -> int:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    if getattr(args, "stats", False):
+    if args.stats:
         print(json.dumps(result.stats, indent=2, default=str), file=sys.stderr)
     return 0
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, load_reference_docs, train_model
+    from .levels.references import load_reference_docs
+    from .levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, train_model
 
     if not args.data:
         raise ConfigError("no training data folder", hint="pass --data DIR (shared/data/headings) "
@@ -202,7 +199,7 @@ def _train(args: argparse.Namespace) -> int:
         raise ConfigError("unknown doc_id(s) in --exclude: " + ", ".join(sorted(unknown)))
     refs = [r for r in refs if r.doc_id not in excluded]
     if args.also:
-        from .levels.training import outline_reference_docs
+        from .levels.references import outline_reference_docs
 
         pdfs: list[Path] = []
         for a in args.also:

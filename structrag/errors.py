@@ -13,7 +13,8 @@ page they concern; both are attached as the error propagates (see
     │   ├── EncryptedPDFError
     │   ├── CorruptPDFError
     │   └── ReferenceFormatError    a reference / query file that does not parse
-    ├── ConfigError                 wrong arguments or settings
+    ├── ConfigError                 wrong arguments or settings (also a ValueError)
+    │   └── TreeError               headings whose levels make no tree
     ├── ModelError                  a shipped or user model cannot be used
     ├── BackendError                a model server failed (VLM / LLM backends)
     │   └── BackendResponseError    the server answered, but not usably
@@ -21,9 +22,7 @@ page they concern; both are attached as the error propagates (see
         └── SchemaVersionError
 
     StructragWarning (UserWarning)  the input was processed, but not all of it
-    │                               (pages without text, a repaired file, ...)
-    └── DeprecatedOptionWarning     a renamed command-line option was given by
-                                    its old name (also a FutureWarning)
+                                    (pages without text, a repaired file, ...)
 """
 
 from __future__ import annotations
@@ -38,13 +37,13 @@ __all__ = [
     "CorruptPDFError",
     "ReferenceFormatError",
     "ConfigError",
+    "TreeError",
     "ModelError",
     "BackendError",
     "BackendResponseError",
     "IndexFormatError",
     "SchemaVersionError",
     "StructragWarning",
-    "DeprecatedOptionWarning",
 ]
 
 
@@ -112,6 +111,10 @@ class ConfigError(StructragError, ValueError):
     """An argument or setting is invalid."""
 
 
+class TreeError(ConfigError):
+    """Headings cannot make a tree: a level missing or invalid, levels and headings that do not pair up."""
+
+
 class ModelError(StructragError):
     """A model file is missing, unreadable or of the wrong kind."""
 
@@ -134,7 +137,3 @@ class SchemaVersionError(IndexFormatError):
 
 class StructragWarning(UserWarning):
     """Processing went on, but the result misses something the user should know of."""
-
-
-class DeprecatedOptionWarning(StructragWarning, FutureWarning):
-    """A command-line option was given by its old name; it still works, the message names the new one."""

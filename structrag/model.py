@@ -225,10 +225,6 @@ class Numbering:
         return cls(scheme=d["scheme"], values=tuple(int(v) for v in d["values"]), label=d["label"])
 
 
-#: heading sources renamed since the first JSON shape was written
-_SOURCE_ALIASES = {"detected": "layout"}
-
-
 @dataclass(frozen=True, slots=True)
 class Heading:
     """A heading in reading order, before or after its level is known.
@@ -301,7 +297,7 @@ class Heading:
             numbering=Numbering.from_dict(d["numbering"]) if d.get("numbering") else None,
             score=float(d.get("score", 1.0)),
             reasons=tuple(d.get("reasons", ())),
-            source=_SOURCE_ALIASES.get(d.get("source", "layout"), d.get("source", "layout")),
+            source=d.get("source", "layout"),
             level=d.get("level"),
             level_source=d.get("level_source"),
             confidence=d.get("confidence"),

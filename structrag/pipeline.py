@@ -1,21 +1,85 @@
-"""One call from a PDF to its heading tree: extract -> detect -> levels -> tree.
+"""One call from a PDF to its heading tree: extract -> headings -> levels -> tree.
 
 This is what ``structrag toc``, the indexer and the LlamaIndex reader run;
-chunking is the next stage (:mod:`structrag.chunking`).
+chunking is the next stage (:mod:`structrag.chunking`).  It also holds the two steps that join
+the headings and levels stages: :func:`read_contents` (contents entries, their levels from the
+contents layout, located as headings) and :func:`detect_headings` (outline, contents or layout).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from .detect import ContentsMode, OutlineMode, detect_headings
-from .extract import extract
+from .errors import ConfigError
+from .extraction import extract
+from .headings.contents import ContentsResult, contents_entries, locate_contents
+from .headings.detect import layout_headings, merge_headings
+from .levels.given import assign_contents_levels, outline_headings
 from .model import Document, Heading
 from .tree import HeadingTree
 
-__all__ = ["ParsedDocument", "parse_pdf", "parse_document"]
+__all__ = ["ParsedDocument", "parse_pdf", "parse_document", "detect_headings", "read_contents",
+           "OutlineMode", "ContentsMode"]
+
+OutlineMode = Literal["auto", "ignore"]
+ContentsMode = Literal["auto", "ignore"]
+
+
+def read_contents(
+    document: Document,
+    *,
+    min_located: int = 3,
+    min_located_share: float = 0.4,
+) -> ContentsResult:
+    """Find, parse, map, level and locate the printed contents of ``document``.
+
+    A run is used when it located at least ``min_located`` entries and
+    ``min_located_share`` of those mapped to a page of the file; the contents
+    is ``usable`` when one run is.
+    Never raises on odd contents: entries that cannot be mapped or located
+    are counted and left out of the headings.
+    """
+    runs = [(run, assign_contents_levels(entries)) for run, entries in contents_entries(document)]
+    return locate_contents(document, runs, min_located=min_located, min_located_share=min_located_share)
+
+
+def detect_headings(
+    document: Document,
+    *,
+    outline: OutlineMode = "auto",
+    contents: ContentsMode = "auto",
+    min_score: float = 2.0,
+    min_outline_entries: int = 3,
+) -> tuple[Heading, ...]:
+    """Headings of ``document`` in reading order.
+
+    With ``outline="auto"`` and an outline of at least ``min_outline_entries``
+    entries, its located entries are returned (``source="outline"``, levels
+    set); entries not found on their pages are kept at the top of their page
+    with ``bbox=None``.  Otherwise, with ``contents="auto"`` and a usable
+    printed table of contents, its located entries (``source="contents"``,
+    levels set from the contents layout, or left unset for a secondary
+    contents such as a financial statements index) are merged with the
+    layout-detected headings that no contents entry holds (``source="layout"``,
+    level unset).  Without either, the layout-detected headings (blocks scoring
+    at least ``min_score``) are returned.  Every heading carries its reasons.
+    """
+    if outline not in ("auto", "ignore"):
+        raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")
+    if contents not in ("auto", "ignore"):
+        raise ConfigError(f"contents must be 'auto' or 'ignore', not {contents!r}")
+    if outline == "auto" and len(document.outline) >= min_outline_entries:
+        return outline_headings(document)
+    layout = layout_headings(document, min_score)
+    if contents == "ignore":
+        return layout
+    found = read_contents(document)
+    if not found.usable:
+        return layout
+    return merge_headings(found.headings, layout)
+
 
 
 class ParsedDocument(NamedTuple):
@@ -104,7 +168,7 @@ def parse_pdf(
     only).  Levels not fixed are predicted with ``predictor`` (a name
     such as ``learned``, ``rules``, ``font-size``, ``vlm``, or a
     :class:`~structrag.levels.base.LevelPredictor`) over the ``memory``
-    strategy.  Raises the errors of :func:`structrag.extract.extract`.
+    strategy.  Raises the errors of :func:`structrag.extraction.extract`.
     """
     t0 = time.perf_counter()
     document = extract(path, password=password, max_pages=max_pages, progress=progress)

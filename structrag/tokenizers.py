@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, Union, runtime_checkable
 
 from .errors import ConfigError
+from .text import CJK_WIDE
 
 __all__ = [
     "Tokenizer",
@@ -51,7 +52,7 @@ __all__ = [
 
 # CJK ideographs (incl. extension A and compatibility), kana, Hangul syllables,
 # CJK symbols and full-width forms are counted one per character.
-_CJK = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_CJK = CJK_WIDE
 # a run of one repeated mark ("........" dot leaders, "-----" rules) is one token, as in BPE vocabularies
 _TOKEN_RE = re.compile(
     rf"[{_CJK}]|[^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*|(?P<rep>[^\w\s{_CJK}])(?P=rep)+|[^\s{_CJK}]", re.UNICODE

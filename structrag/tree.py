@@ -1,6 +1,6 @@
 """The heading tree: headings with levels, their parents, children and sections.
 
-The tree follows from the levels by one deterministic rule (DESIGN.md §2.3): a
+The tree follows from the levels by one deterministic rule: a
 heading of level k > 1 becomes a child of the most recent preceding heading of
 level k - 1; a level-1 heading hangs from the virtual root.  An invalid level
 sequence (a jump of more than one level) is still turned into a tree: the
@@ -18,6 +18,7 @@ import bisect
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Mapping, Sequence
 
+from .errors import TreeError
 from .model import SCHEMA_VERSION, Heading
 
 __all__ = ["TreeNode", "HeadingTree", "ROOT"]
@@ -70,7 +71,7 @@ class HeadingTree:
     def __init__(self, headings: Sequence[Heading], n_blocks: int, document: str = "") -> None:
         for i, h in enumerate(headings):
             if h.level is None or h.level < 1:
-                raise ValueError(f"heading {i} ({h.text!r}) has no valid level: {h.level!r}")
+                raise TreeError(f"heading {i} ({h.text!r}) has no valid level: {h.level!r}")
         self._headings: tuple[Heading, ...] = tuple(headings)
         self.n_blocks = int(n_blocks)
         self.document = document
@@ -91,7 +92,7 @@ class HeadingTree:
         document: str = "",
     ) -> "HeadingTree":
         if len(headings) != len(levels):
-            raise ValueError(f"{len(headings)} headings but {len(levels)} levels")
+            raise TreeError(f"{len(headings)} headings but {len(levels)} levels")
         hs = [h if h.level == lv else replace(h, level=int(lv)) for h, lv in zip(headings, levels)]
         return cls(hs, n_blocks, document)
 

@@ -4,6 +4,11 @@ A :class:`PDFBuilder` lays text out top to bottom with wrapping, so tests can
 describe documents as a sequence of headings and paragraphs (one or two
 columns, running headers and footers, CJK, rotation) and get a genuine PDF
 that structrag reads like any other.
+
+Fixed documents some tests hold results against (so their drawing code must not change):
+:func:`build_report_pdf` (the golden chunk file's input), :func:`headings_pdf` (headings of given
+sizes), :func:`deep_pdf` (sections nested deep under long headings), :func:`one_section_pdf`.
+Every test builds its PDFs here.
 """
 
 from __future__ import annotations
@@ -265,3 +270,227 @@ def contents_report(
                 page.insert_text((x + tw + 4, y), dots, fontsize=size, fontname="helv")
             page.insert_text((right - lw, y), label, fontsize=size, fontname=fnt)
     return b.save(path)
+
+
+# ---------------------------------------------------------------------------
+# the Northwind report: prose, a list, a table, CJK text (the golden chunk file's input)
+
+PARA_INTRO = [
+    "Northwind Logistics is a regional freight company that operates warehouses, cross-docking hubs and "
+    "a fleet of medium-duty trucks. This report describes the year ended December 31, 2024 and compares it "
+    "with the prior year.",
+    "The company served 4,210 business customers in 2024. Most of them are retailers and food distributors "
+    "in the northern provinces, and about a fifth are manufacturers that ship spare parts.",
+]
+PARA_SCOPE = (
+    "This report covers the parent company and its three subsidiaries. Figures are in thousands of euros "
+    "unless stated otherwise. The consolidated statements follow the accounting policies described in the "
+    "notes. Comparative figures were restated where the presentation changed. Segment information is given "
+    "for freight, warehousing and value-added services. The warehousing segment includes the new cold-storage "
+    "site that opened in March. Value-added services include labelling, kitting and returns handling for "
+    "online retailers. Management reviews segment results monthly. The auditor's report is attached at the "
+    "end of the document. Forward-looking statements are subject to risks that are described in the outlook "
+    "section. Readers should not place undue reliance on them."
+)
+BULLETS = [
+    "- Revenue grew 8.4% to 312.5 million euros, driven by warehousing volumes.",
+    "- Operating margin improved to 6.1% from 5.3% a year earlier.",
+    "- The cold-storage site in Tampere opened on schedule in March.",
+    "- Fleet emissions per tonne-kilometre fell by 11% after the electric truck pilot.",
+    "- Net debt decreased to 1.9 times adjusted EBITDA.",
+    "- The board proposes a dividend of 0.42 euros per share.",
+]
+TABLE = [
+    ["(in thousands of euros)", "2024", "2023", "Change"],
+    ["Freight revenue", "181,204", "172,915", "4.8%"],
+    ["Warehousing revenue", "96,377", "84,120", "14.6%"],
+    ["Value-added services", "34,912", "31,277", "11.6%"],
+    ["Total revenue", "312,493", "288,312", "8.4%"],
+    ["Personnel expenses", "(121,550)", "(115,032)", "5.7%"],
+    ["Fuel and energy", "(48,216)", "(47,903)", "0.7%"],
+    ["Depreciation", "(27,804)", "(25,116)", "10.7%"],
+    ["Operating profit", "19,063", "15,280", "24.8%"],
+]
+PARA_NOTES = [
+    "Note 1. Revenue is recognised when the service is rendered. Warehousing contracts are billed monthly "
+    "and recognised over the storage period.",
+    "Note 2. Leases of trucks and warehouses are presented as right-of-use assets. The lease liability is "
+    "measured at the present value of the remaining payments.",
+    "Note 3. Goodwill arose from the acquisition of Polar Cold Chain in 2021. It was tested for impairment "
+    "at year end and no impairment was needed.",
+    "Note 4. The company has committed credit lines of 80 million euros, of which 25 million euros were drawn "
+    "at the end of the year.",
+]
+PARA_CJK = (
+    "本公司是一家区域性物流企业，主要从事仓储、转运和城市配送业务。报告期内，公司营业收入同比增长百分之八点四。"
+    "冷链仓库于三月投入使用，带动仓储收入明显增长。公司将继续优化运输网络，提高车辆利用率。"
+)
+PARA_OUTLOOK = "We expect revenue growth of 5% to 7% in 2025."
+
+OUTLINE = [
+    [1, "Annual Report 2024", 1],
+    [2, "1 Introduction", 1],
+    [3, "1.1 Scope", 1],
+    [3, "1.2 Highlights", 2],
+    [2, "2 Financial Statements", 2],
+    [3, "2.1 Income Statement", 2],
+    [3, "2.2 Notes", 2],
+    [2, "3 中文摘要", 3],
+    [2, "4 Outlook", 3],
+    [2, "5 Appendix", 3],
+]
+
+
+class _NorthwindWriter:
+    """Lays out headings, paragraphs, lists and tables top to bottom, page after page."""
+
+    def __init__(self, doc) -> None:
+        self.doc = doc
+        self.page = None
+        self.y = 0.0
+        self.new_page()
+
+    def new_page(self) -> None:
+        self.page = self.doc.new_page(width=595, height=842)
+        n = self.doc.page_count
+        self.page.insert_text((280, 815), f"Page {n}", fontsize=8, fontname="helv")
+        self.page.insert_text((72, 30), "Northwind Logistics Annual Report 2024", fontsize=8, fontname="helv")
+        self.y = 72.0
+
+    def _room(self, h: float) -> None:
+        if self.y + h > 780:
+            self.new_page()
+
+    def line(self, text: str, size: float = 10, font: str = "helv", gap: float = 6) -> None:
+        self._room(size * 1.6)
+        self.page.insert_text((72, self.y + size), text, fontsize=size, fontname=font)
+        self.y += size * 1.3 + gap
+
+    def heading(self, text: str, size: float = 14) -> None:
+        self._room(size * 1.6 + 40)
+        self.y += 8
+        self.line(text, size=size, font="china-s" if any(ord(c) > 0x3000 for c in text) else "hebo", gap=8)
+
+    def para(self, text: str, font: str = "helv", size: float = 10) -> None:
+        for h in range(40, 800, 20):
+            self._room(h)
+            rect = pymupdf.Rect(72, self.y, 523, self.y + h)
+            rc = self.page.insert_textbox(rect, text, fontsize=size, fontname=font, lineheight=1.2)
+            if rc >= 0:
+                self.y += h - rc + 12
+                return
+        raise AssertionError("paragraph does not fit a page")
+
+    def table(self, rows) -> None:
+        xs = [72, 260, 360, 460]
+        for r, row in enumerate(rows):
+            self._room(16)
+            for x, cell in zip(xs, row):
+                self.page.insert_text((x, self.y + 9), cell, fontsize=9, fontname="hebo" if r == 0 else "helv")
+            self.y += 14
+        self.y += 10
+
+
+def build_report_pdf(path: Path) -> Path:
+    """A 3-page report with an outline, a preamble, prose, a list, a table, CJK text; byte-stable."""
+    doc = pymupdf.open()
+    w = _NorthwindWriter(doc)
+    w.line("Published by the Board of Directors, 12 March 2025")
+    w.heading("Annual Report 2024", size=20)
+    w.para("A summary of the year for shareholders, customers and employees.")
+    w.heading("1 Introduction", size=16)
+    for p in PARA_INTRO:
+        w.para(p)
+    w.heading("1.1 Scope", size=12)
+    w.para(PARA_SCOPE)
+    w.new_page()
+    w.heading("1.2 Highlights", size=12)
+    w.para("\n".join(BULLETS))
+    w.heading("2 Financial Statements", size=16)
+    w.heading("2.1 Income Statement", size=12)
+    w.table(TABLE)
+    w.heading("2.2 Notes", size=12)
+    for p in PARA_NOTES:
+        w.para(p)
+    w.new_page()
+    w.heading("3 中文摘要", size=16)
+    w.para(PARA_CJK, font="china-s")
+    w.heading("4 Outlook", size=16)
+    w.para(PARA_OUTLOOK)
+    w.heading("5 Appendix", size=16)
+    doc.set_toc(OUTLINE)
+    doc.set_metadata({"title": "Northwind Logistics Annual Report 2024", "creationDate": "D:20250312000000",
+                      "modDate": "D:20250312000000", "producer": "structrag tests", "creator": "structrag tests"})
+    path.write_bytes(doc.tobytes(no_new_id=True, garbage=3, deflate=True))
+    doc.close()
+    return path
+
+
+# ---------------------------------------------------------------------------
+# headings of given sizes over body text (the level predictors' tests)
+
+
+def headings_pdf(path: str | Path, body: str, spec, per_page: int = 3) -> list[dict]:
+    """A PDF of headings ``(text, size, bold, level)`` with ``body`` under each, ``per_page`` a page; returns
+    reference records ``{text, page (1-based), bbox}``."""
+    doc = pymupdf.open()
+    records = []
+    page = None
+    y = 0.0
+    for i, (text, size, bold, _lv) in enumerate(spec):
+        if i % per_page == 0:
+            page = doc.new_page(width=595, height=842)
+            y = 72.0
+        y += size + 6
+        page.insert_text((72, y), text, fontsize=size, fontname="hebo" if bold else "helv")
+        rect = page.search_for(text)[0]
+        records.append({"text": text, "page": doc.page_count, "bbox": [rect.x0, rect.y0, rect.x1, rect.y1]})
+        y += 8
+        box = pymupdf.Rect(72, y, 523, y + 70)
+        page.insert_textbox(box, body, fontsize=10, fontname="helv")
+        y += 80
+    doc.save(path)
+    doc.close()
+    return records
+
+
+# ---------------------------------------------------------------------------
+# sections nested deep under long headings (metadata length in the LlamaIndex adapter)
+
+
+def deep_pdf(path: Path, long_title: str, depth: int = 7) -> Path:
+    """A PDF whose sections nest ``depth`` deep under very long headings (``long_title`` in each)."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 60.0
+    toc = []
+    for level in range(1, depth + 1):
+        title = f"{level}. {long_title} (part {level})"
+        rect = pymupdf.Rect(72, y, 523, y + 60)
+        page.insert_textbox(rect, title, fontsize=13 - level * 0.5, fontname="hebo")
+        y += 48
+        body = (f"Section {level} holds the reconciliation of opening and closing balances for tier {level}. "
+                "Transfers into and out of the level are recognised at the end of the reporting period. ") * 2
+        page.insert_textbox(pymupdf.Rect(72, y, 523, y + 70), body, fontsize=9, fontname="helv")
+        y += 64
+        toc.append([level, title, 1])
+        if y > 700:
+            page = doc.new_page()
+            y = 60.0
+            toc[-1][2] = toc[-1][2]
+    doc.set_toc(toc)
+    doc.set_metadata({"creationDate": "D:20250101000000", "modDate": "D:20250101000000"})
+    path.write_bytes(doc.tobytes(no_new_id=True, garbage=3, deflate=True))
+    return path
+
+
+def one_section_pdf(path: Path, title: str, text: str) -> Path:
+    """One page: ``title`` in bold 14 pt (also the outline's only entry) over ``text`` in 9 pt."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 60), title, fontsize=14, fontname="hebo")
+    page.insert_textbox(pymupdf.Rect(72, 80, 523, 800), text, fontsize=9, fontname="helv")
+    doc.set_toc([[1, title, 1]])
+    doc.save(path)
+    doc.close()
+    return path

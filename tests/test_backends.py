@@ -1,7 +1,7 @@
 """VLM / LLM / whole-document predictors against a real OpenAI-compatible server on 127.0.0.1.
 
 Documents are real PDFs made with PyMuPDF (tests/openai_server.build_report_pdf);
-reference headings come from their outlines via structrag.outline.locate_outline;
+reference headings come from their outlines via structrag.headings.outline.locate_outline;
 the server (tests/openai_server.py) decodes every request, checks it, and answers
 with the true levels, or with an injected fault.
 """
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from openai_server import DecodedRequest, Fault, OpenAIServer, build_report_pdf, levels_by_title  # noqa: E402
 
 from structrag import BackendError, BackendResponseError, ConfigError, HeadingTree, extract, locate_outline  # noqa: E402
-from structrag.backends import (  # noqa: E402
+from structrag.levels.backends import (  # noqa: E402
     KNOWN_COLOR,
     TARGET_COLOR,
     ChatClient,
@@ -435,7 +435,7 @@ def test_response_error_is_a_backend_error():
 # --------------------------------------------------------------------------- options and helpers
 
 def test_retry_after_forms():
-    from structrag.backends._client import _retry_after
+    from structrag.levels.backends._client import _retry_after
 
     assert _retry_after({"retry-after": "2"}) == 2.0
     assert _retry_after({"retry-after-ms": "150", "retry-after": "9"}) == 0.15

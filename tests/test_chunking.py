@@ -19,168 +19,12 @@ import pytest
 
 from structrag import ConfigError, HeadingTree, extract
 from structrag.chunking import Section, chunk_document, sections
-from structrag.outline import locate_outline
+from structrag.headings.outline import locate_outline
 from structrag.tokenizers import RegexTokenizer, get_tokenizer
 
+from pdfgen import BULLETS, OUTLINE, TABLE, build_report_pdf, one_section_pdf  # noqa: E402
+
 GOLDEN = Path(__file__).parent / "golden"
-
-# ---------------------------------------------------------------------------
-# a generated report
-
-PARA_INTRO = [
-    "Northwind Logistics is a regional freight company that operates warehouses, cross-docking hubs and "
-    "a fleet of medium-duty trucks. This report describes the year ended December 31, 2024 and compares it "
-    "with the prior year.",
-    "The company served 4,210 business customers in 2024. Most of them are retailers and food distributors "
-    "in the northern provinces, and about a fifth are manufacturers that ship spare parts.",
-]
-PARA_SCOPE = (
-    "This report covers the parent company and its three subsidiaries. Figures are in thousands of euros "
-    "unless stated otherwise. The consolidated statements follow the accounting policies described in the "
-    "notes. Comparative figures were restated where the presentation changed. Segment information is given "
-    "for freight, warehousing and value-added services. The warehousing segment includes the new cold-storage "
-    "site that opened in March. Value-added services include labelling, kitting and returns handling for "
-    "online retailers. Management reviews segment results monthly. The auditor's report is attached at the "
-    "end of the document. Forward-looking statements are subject to risks that are described in the outlook "
-    "section. Readers should not place undue reliance on them."
-)
-BULLETS = [
-    "- Revenue grew 8.4% to 312.5 million euros, driven by warehousing volumes.",
-    "- Operating margin improved to 6.1% from 5.3% a year earlier.",
-    "- The cold-storage site in Tampere opened on schedule in March.",
-    "- Fleet emissions per tonne-kilometre fell by 11% after the electric truck pilot.",
-    "- Net debt decreased to 1.9 times adjusted EBITDA.",
-    "- The board proposes a dividend of 0.42 euros per share.",
-]
-TABLE = [
-    ["(in thousands of euros)", "2024", "2023", "Change"],
-    ["Freight revenue", "181,204", "172,915", "4.8%"],
-    ["Warehousing revenue", "96,377", "84,120", "14.6%"],
-    ["Value-added services", "34,912", "31,277", "11.6%"],
-    ["Total revenue", "312,493", "288,312", "8.4%"],
-    ["Personnel expenses", "(121,550)", "(115,032)", "5.7%"],
-    ["Fuel and energy", "(48,216)", "(47,903)", "0.7%"],
-    ["Depreciation", "(27,804)", "(25,116)", "10.7%"],
-    ["Operating profit", "19,063", "15,280", "24.8%"],
-]
-PARA_NOTES = [
-    "Note 1. Revenue is recognised when the service is rendered. Warehousing contracts are billed monthly "
-    "and recognised over the storage period.",
-    "Note 2. Leases of trucks and warehouses are presented as right-of-use assets. The lease liability is "
-    "measured at the present value of the remaining payments.",
-    "Note 3. Goodwill arose from the acquisition of Polar Cold Chain in 2021. It was tested for impairment "
-    "at year end and no impairment was needed.",
-    "Note 4. The company has committed credit lines of 80 million euros, of which 25 million euros were drawn "
-    "at the end of the year.",
-]
-PARA_CJK = (
-    "本公司是一家区域性物流企业，主要从事仓储、转运和城市配送业务。报告期内，公司营业收入同比增长百分之八点四。"
-    "冷链仓库于三月投入使用，带动仓储收入明显增长。公司将继续优化运输网络，提高车辆利用率。"
-)
-PARA_OUTLOOK = "We expect revenue growth of 5% to 7% in 2025."
-
-OUTLINE = [
-    [1, "Annual Report 2024", 1],
-    [2, "1 Introduction", 1],
-    [3, "1.1 Scope", 1],
-    [3, "1.2 Highlights", 2],
-    [2, "2 Financial Statements", 2],
-    [3, "2.1 Income Statement", 2],
-    [3, "2.2 Notes", 2],
-    [2, "3 中文摘要", 3],
-    [2, "4 Outlook", 3],
-    [2, "5 Appendix", 3],
-]
-
-
-class _Writer:
-    """Lays out headings, paragraphs, lists and tables top to bottom, page after page."""
-
-    def __init__(self, doc) -> None:
-        self.doc = doc
-        self.page = None
-        self.y = 0.0
-        self.new_page()
-
-    def new_page(self) -> None:
-        self.page = self.doc.new_page(width=595, height=842)
-        n = self.doc.page_count
-        self.page.insert_text((280, 815), f"Page {n}", fontsize=8, fontname="helv")
-        self.page.insert_text((72, 30), "Northwind Logistics Annual Report 2024", fontsize=8, fontname="helv")
-        self.y = 72.0
-
-    def _room(self, h: float) -> None:
-        if self.y + h > 780:
-            self.new_page()
-
-    def line(self, text: str, size: float = 10, font: str = "helv", gap: float = 6) -> None:
-        self._room(size * 1.6)
-        self.page.insert_text((72, self.y + size), text, fontsize=size, fontname=font)
-        self.y += size * 1.3 + gap
-
-    def heading(self, text: str, size: float = 14) -> None:
-        self._room(size * 1.6 + 40)
-        self.y += 8
-        self.line(text, size=size, font="china-s" if any(ord(c) > 0x3000 for c in text) else "hebo", gap=8)
-
-    def para(self, text: str, font: str = "helv", size: float = 10) -> None:
-        import pymupdf
-
-        for h in range(40, 800, 20):
-            self._room(h)
-            rect = pymupdf.Rect(72, self.y, 523, self.y + h)
-            rc = self.page.insert_textbox(rect, text, fontsize=size, fontname=font, lineheight=1.2)
-            if rc >= 0:
-                self.y += h - rc + 12
-                return
-        raise AssertionError("paragraph does not fit a page")
-
-    def table(self, rows) -> None:
-        xs = [72, 260, 360, 460]
-        for r, row in enumerate(rows):
-            self._room(16)
-            for x, cell in zip(xs, row):
-                self.page.insert_text((x, self.y + 9), cell, fontsize=9, fontname="hebo" if r == 0 else "helv")
-            self.y += 14
-        self.y += 10
-
-
-def build_report_pdf(path: Path) -> Path:
-    """A 3-page report with an outline, a preamble, prose, a list, a table, CJK text; byte-stable."""
-    import pymupdf
-
-    doc = pymupdf.open()
-    w = _Writer(doc)
-    w.line("Published by the Board of Directors, 12 March 2025")
-    w.heading("Annual Report 2024", size=20)
-    w.para("A summary of the year for shareholders, customers and employees.")
-    w.heading("1 Introduction", size=16)
-    for p in PARA_INTRO:
-        w.para(p)
-    w.heading("1.1 Scope", size=12)
-    w.para(PARA_SCOPE)
-    w.new_page()
-    w.heading("1.2 Highlights", size=12)
-    w.para("\n".join(BULLETS))
-    w.heading("2 Financial Statements", size=16)
-    w.heading("2.1 Income Statement", size=12)
-    w.table(TABLE)
-    w.heading("2.2 Notes", size=12)
-    for p in PARA_NOTES:
-        w.para(p)
-    w.new_page()
-    w.heading("3 中文摘要", size=16)
-    w.para(PARA_CJK, font="china-s")
-    w.heading("4 Outlook", size=16)
-    w.para(PARA_OUTLOOK)
-    w.heading("5 Appendix", size=16)
-    doc.set_toc(OUTLINE)
-    doc.set_metadata({"title": "Northwind Logistics Annual Report 2024", "creationDate": "D:20250312000000",
-                      "modDate": "D:20250312000000", "producer": "structrag tests", "creator": "structrag tests"})
-    path.write_bytes(doc.tobytes(no_new_id=True, garbage=3, deflate=True))
-    doc.close()
-    return path
-
 
 def outline_tree(document) -> HeadingTree:
     heads = sorted((le.heading for le in locate_outline(document) if le.heading is not None), key=lambda h: h.block)
@@ -625,19 +469,10 @@ def test_invariants_real_cjk_prospectus(shared_data):
 
 def test_long_sentence_cut_evenly_near_budget(tmp_path):
     """A legal-style sentence far over the budget is cut between words, in even chunks that fill it."""
-    import pymupdf
-
     words = ("the Borrower shall deliver to the Administrative Agent within ninety days after the end of each "
              "fiscal year audited consolidated statements of income and cash flows").split()
     sentence = " ".join(words * 12) + "."
-    doc = pymupdf.open()
-    page = doc.new_page()
-    page.insert_text((72, 60), "Section 6.01 Financial Statements", fontsize=14, fontname="hebo")
-    page.insert_textbox(pymupdf.Rect(72, 80, 523, 800), sentence, fontsize=9, fontname="helv")
-    doc.set_toc([[1, "Section 6.01 Financial Statements", 1]])
-    path = tmp_path / "credit.pdf"
-    doc.save(path)
-    document = extract(path)
+    document = extract(one_section_pdf(tmp_path / "credit.pdf", "Section 6.01 Financial Statements", sentence))
     tree = outline_tree(document)
     for tokenizer in (None, "tiktoken"):
         chunks = chunk_document(document, tree, max_tokens=100, tokenizer=tokenizer)

@@ -1,17 +1,15 @@
-"""One meaning per flag: --backend-model, --level-model, --embed-model; the old --model still works, with a warning.
+"""One meaning per flag: --backend-model, --level-model, --embed-model; there is no --model.
 
-``--model`` was the server model on ``toc``, the LightGBM file on ``levels``
-and the embedding model on ``index``.  Each new flag is checked end to end
-(a real loopback server, a real LightGBM model that changes the levels, a real
-index), the old spelling likewise plus its warning, and giving both spellings
-with different values must fail with a message naming both.
+Each flag is checked end to end (a real loopback server, a real LightGBM model
+that changes the levels, a real index).  ``--model`` (the server model, the
+LightGBM file or the embedding model, depending on the command, before any
+release) is refused on every command.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pdfgen import numbered_report  # noqa: E402
 
-from structrag.cli import build_parser, main  # noqa: E402
-from structrag.errors import DeprecatedOptionWarning, StructragWarning  # noqa: E402
+from structrag.cli import main  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -66,36 +63,25 @@ def _levels(capsys, argv):
     return [h["level"] for h in json.loads(out.out)], out.err
 
 
-# --- levels: --level-model (was --model) ------------------------------------------------
+# --- levels: --level-model ------------------------------------------------
 def test_levels_level_model_is_used(report, flat_model, capsys):
     _, pdf, ref = report
     shipped, err = _levels(capsys, ["levels", str(ref), "--pdf", str(pdf)])
-    assert shipped == _numbered_levels(ref) == [1, 2, 3, 2, 3] * 2 and "deprecated" not in err
+    assert shipped == _numbered_levels(ref) == [1, 2, 3, 2, 3] * 2
     flat, err = _levels(capsys, ["levels", str(ref), "--pdf", str(pdf), "--level-model", str(flat_model)])
-    assert flat == [1] * 10 and "deprecated" not in err
-
-
-def test_levels_old_model_spelling_still_works_and_warns_once(report, flat_model, capsys):
-    _, pdf, ref = report
-    flat, err = _levels(capsys, ["levels", str(ref), "--pdf", str(pdf), "--model", str(flat_model),
-                                 "--model", str(flat_model)])
     assert flat == [1] * 10
-    lines = [line for line in err.splitlines() if "deprecated" in line]
-    assert len(lines) == 1
-    assert lines[0].startswith("structrag: warning: --model is deprecated in 'structrag levels': use --level-model")
 
 
-def test_levels_both_spellings_must_agree(report, flat_model, capsys):
-    _, pdf, ref = report
+def _refused(capsys, argv):
     with pytest.raises(SystemExit) as e:
-        main(["levels", str(ref), "--model", str(flat_model), "--level-model", "other.txt"])
+        main(argv)
     assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert "--model" in err and "--level-model" in err and "different values" in err
-    # the same value both ways is fine (and still warns about the old spelling)
-    flat, err = _levels(capsys, ["levels", str(ref), "--pdf", str(pdf), "--model", str(flat_model),
-                                 "--level-model", str(flat_model)])
-    assert flat == [1] * 10 and "use --level-model" in err
+    assert "unrecognized arguments: --model" in capsys.readouterr().err
+
+
+def test_levels_refuses_model(report, flat_model, capsys):
+    _, pdf, ref = report
+    _refused(capsys, ["levels", str(ref), "--pdf", str(pdf), "--model", str(flat_model)])
 
 
 def test_level_model_needs_the_learned_predictor(report, flat_model, capsys):
@@ -113,7 +99,7 @@ def test_toc_takes_level_model_too(report, flat_model, capsys, tmp_path):
     assert "missing.txt" in capsys.readouterr().err
 
 
-# --- toc: --backend-model (was --model) ----------------------------------------------------
+# --- toc: --backend-model ----------------------------------------------------
 def _served_model(argv):
     pytest.importorskip("openai")
     pytest.importorskip("PIL")
@@ -125,46 +111,21 @@ def _served_model(argv):
     return rc, {r.model for r in srv.requests}
 
 
-@pytest.mark.parametrize("flag", ["--backend-model", "--model"])
-def test_toc_backend_model_both_spellings(report, capsys, flag):
+def test_toc_backend_model_reaches_the_server(report, capsys):
     _, pdf, _ = report
-    rc, served = _served_model(["toc", str(pdf), "--ignore-outline", "--json", "--backend", "llm", flag, "srv-m"])
+    rc, served = _served_model(["toc", str(pdf), "--ignore-outline", "--json", "--backend", "llm",
+                                "--backend-model", "srv-m"])
     err = capsys.readouterr().err
     assert rc == 0, err
     assert served == {"srv-m"}
-    warned = [line for line in err.splitlines() if "deprecated" in line]
-    if flag == "--model":
-        assert warned == ["structrag: warning: --model is deprecated in 'structrag toc': use --backend-model "
-                          "(the model name on the server); --model will be removed"]
-    else:
-        assert warned == []
 
 
-def test_toc_backend_model_conflict_and_the_python_warning(report, capsys):
+def test_toc_refuses_model(report, capsys):
     _, pdf, _ = report
-    with pytest.raises(SystemExit) as e:
-        main(["toc", str(pdf), "--backend-model", "a", "--model", "b"])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert "--backend-model 'a' and --model 'b'" in err and "different values" in err
-    with pytest.warns(DeprecatedOptionWarning, match="use --backend-model") as rec:
-        args = build_parser().parse_args(["toc", str(pdf), "--model", "x"])
-    assert args.backend_model == "x"
-    assert issubclass(rec[0].category, StructragWarning) and issubclass(rec[0].category, FutureWarning)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the new spelling warns nothing
-        assert build_parser().parse_args(["toc", str(pdf), "--backend-model", "y"]).backend_model == "y"
+    _refused(capsys, ["toc", str(pdf), "--backend", "llm", "--model", "srv-m"])
 
 
-def test_levels_backend_model_has_no_old_spelling(report):
-    _, _, ref = report
-    # on `levels`, --model was the LightGBM file: it must not turn into the server model
-    with pytest.warns(DeprecatedOptionWarning, match="use --level-model"):
-        args = build_parser().parse_args(["levels", str(ref), "--model", "m.txt", "--backend-model", "srv"])
-    assert args.level_model == "m.txt" and args.backend_model == "srv"
-
-
-# --- index: --embed-model (was --model) -------------------------------------------------------
+# --- index: --embed-model -------------------------------------------------------
 @pytest.fixture(scope="module")
 def lexical_index(report, tmp_path_factory):
     d, pdf, _ = report
@@ -173,26 +134,20 @@ def lexical_index(report, tmp_path_factory):
     return pdf, out
 
 
-@pytest.mark.parametrize("flag", ["--embed-model", "--model"])
-def test_index_embed_model_reaches_the_index(lexical_index, capsys, flag):
+def test_index_embed_model_reaches_the_index(lexical_index, capsys):
     pdf, out = lexical_index
     capsys.readouterr()
     # the index has no embeddings: naming a model for it is refused, which shows the flag got there
-    assert main(["index", str(pdf), "--out", str(out), "--no-dense", flag, "some/embedder"]) == 2
-    err = capsys.readouterr().err
-    assert "not 'some/embedder'" in err
-    assert ("use --embed-model" in err) == (flag == "--model")
+    assert main(["index", str(pdf), "--out", str(out), "--no-dense", "--embed-model", "some/embedder"]) == 2
+    assert "not 'some/embedder'" in capsys.readouterr().err
 
 
-def test_index_embed_model_conflict(lexical_index, capsys):
+def test_index_refuses_model(lexical_index, capsys):
     pdf, out = lexical_index
-    with pytest.raises(SystemExit) as e:
-        main(["index", str(pdf), "--out", str(out), "--model", "a", "--embed-model", "b"])
-    assert e.value.code == 2
-    assert "different values" in capsys.readouterr().err
+    _refused(capsys, ["index", str(pdf), "--out", str(out), "--no-dense", "--model", "some/embedder"])
 
 
-def test_help_shows_only_the_new_names(capsys):
+def test_help_shows_the_three_names_and_no_model(capsys):
     for cmd, new in (("toc", ["--backend-model", "--level-model"]), ("levels", ["--backend-model", "--level-model"]),
                      ("index", ["--embed-model"])):
         with pytest.raises(SystemExit):

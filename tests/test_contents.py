@@ -9,20 +9,12 @@ import pytest
 
 from structrag import extract
 from structrag.cli import main
-from structrag.contents import (
-    ContentsEntry,
-    Fragment,
-    assign_contents_levels,
-    label_value,
-    page_evidence,
-    read_contents,
-    rows_of,
-    row_segments,
-)
-from structrag.detect import detect_headings
+from structrag.extraction.contents_pages import Fragment, label_value, page_evidence, row_segments, rows_of
+from structrag.headings.contents_entries import ContentsEntry
+from structrag.levels.given import assign_contents_levels
+from structrag.pipeline import detect_headings, read_contents
 from structrag.errors import ConfigError
 from structrag.levels import check_levels
-from structrag.model import Heading
 from structrag.numbering import parse_numbering
 from structrag.pipeline import parse_document, parse_pdf
 
@@ -368,11 +360,6 @@ def test_cli_reports_sources_and_ignores_contents(tmp_path, capsys):
     assert {h["source"] for h in hs} == {"layout"}
     assert main(["toc", str(path), "--predictor", "rules"]) == 0
     assert "12 contents" in capsys.readouterr().out.splitlines()[0]
-
-
-def test_old_json_source_name_is_read():
-    h = Heading.from_dict({"text": "A", "page": 0, "bbox": None, "block": 0, "block_end": 1, "source": "detected"})
-    assert h.source == "layout"
 
 
 # --------------------------------------------------------------------------- shared documents

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from structrag import extract
-from structrag.detect import detect_headings
+from structrag.pipeline import detect_headings
 from structrag.numbering import continues, is_bare_label, opens_child, parse_numbering
 
 from pdfgen import LOREM, PDFBuilder, numbered_report
@@ -175,7 +175,7 @@ def test_business_reports_recall(shared_data):
     """Outline headings found by detection (outline ignored), same page +-1: >= 0.85 on average."""
     import warnings
 
-    from structrag.outline import normalize_title
+    from structrag.text import normalize_title
     import difflib
 
     def sim(a, b):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pymupdf
 
 from structrag import extract
-from structrag.detect import detect_headings
+from structrag.pipeline import detect_headings
 from structrag.numbering import word_number
 
 from pdfgen import LOREM, PDFBuilder
@@ -178,7 +178,7 @@ def test_small_numbered_notes_in_lower_case_are_not_headings(tmp_path):
 
 
 def test_only_cased_scripts_count_as_small_capitals():
-    from structrag.detect import _all_capitals
+    from structrag.text import all_capitals as _all_capitals
 
     assert _all_capitals("II. RELATED WORK")
     assert not _all_capitals("II. Related work")

@@ -15,7 +15,7 @@ from retrievers.engines import EngineRetriever, OpenSearchEngine  # noqa: E402
 from retrievers.engines.records import iter_engine_chunks  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
-from test_index_support import make_reports  # noqa: E402
+from indexutil import make_reports  # noqa: E402
 
 URL = os.environ.get("STRUCTRAG_OPENSEARCH_URL")
 

@@ -16,7 +16,7 @@ pytest.importorskip("qdrant_client")
 from retrievers.engines import EngineRetriever, QdrantEngine, query_sparse, term_index  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
-from test_index_support import GLOBEX, make_report, make_reports  # noqa: E402
+from indexutil import GLOBEX, make_report, make_reports  # noqa: E402
 
 QUERIES = ["How much were capital expenditures in 2024?", "dividends per share declared by the board",
            "What risks does Globex face?", "cash flow statement purchases of property", "business segments"]

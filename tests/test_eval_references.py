@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pymupdf
 import pytest
+from pdfgen import PDFBuilder
 
 from eval import references as R
 from eval import trees as T
@@ -16,19 +16,13 @@ BODY = ("This paragraph is ordinary body text that runs across the whole line so
 
 
 def make_pdf(path, sections, toc):
-    """sections: per page a list of (text, fontsize); toc: [[level, title, page1], ...] or None."""
-    doc = pymupdf.open()
+    """sections: per page a list of (text, fontsize), 12 pt and up bold; toc: [[level, title, page1], ...] or None."""
+    b = PDFBuilder(footer=None)
     for items in sections:
-        page = doc.new_page()
-        y = 72
+        b.new_page()
         for text, size in items:
-            rect = pymupdf.Rect(72, y, 540, y + 80)
-            page.insert_textbox(rect, text, fontsize=size, fontname="helv" if size < 12 else "hebo")
-            y += 90
-    if toc:
-        doc.set_toc(toc)
-    doc.save(path)
-    doc.close()
+            b.text(text, size=size, bold=size >= 12, gap_after=24)
+    b.save(path, toc=toc)
 
 
 def outline_pdf(path):

@@ -1,4 +1,4 @@
-"""structrag.gbdt: the numpy evaluator of LightGBM text models against lightgbm itself.
+"""structrag.levels.gbdt: the numpy evaluator of LightGBM text models against lightgbm itself.
 
 Each model is trained here by lightgbm on random data (NaNs, zeros, negative
 and out-of-range categories included) or is one of the shipped models; the
@@ -18,7 +18,7 @@ import pytest
 lgb = pytest.importorskip("lightgbm")
 
 from structrag.errors import ModelError  # noqa: E402
-from structrag.gbdt import TreeEnsemble, UnsupportedModel, load_model  # noqa: E402
+from structrag.levels.gbdt import TreeEnsemble, UnsupportedModel, load_model  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TOL = 1e-9

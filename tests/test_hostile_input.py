@@ -157,7 +157,7 @@ def test_human_output_cannot_drive_the_terminal(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("mode", ["bm25", "dense", "hybrid", "ranker"])
-@pytest.mark.parametrize("query", ["", "   ", "?!…", "---"])
+@pytest.mark.parametrize("query", ["", "   ", "?!…", "«»"])
 def test_query_without_a_searchable_term_is_an_error_in_every_mode(index_dir, capsys, mode, query):
     capsys.readouterr()
     assert main(["query", str(index_dir), query, "--mode", mode]) == 2

@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 
 from retrievers.corpus import LAYOUT
-from retrievers.index import Index, expand_paths
+from retrievers.index import Index
+from retrievers.ingest import expand_paths
 from retrievers.ranker import LambdaRanker
 from retrievers.store import DB_NAME
 from retrievers.training import load_queries, make_training_set, train_ranker
 from structrag.errors import ConfigError, IndexFormatError, ModelError, ReferenceFormatError, SchemaVersionError
-from test_index_support import ACME, GLOBEX, make_report, make_reports, write_queries
+from indexutil import ACME, GLOBEX, make_report, make_reports, write_queries
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def built(pdfs, tmp_path_factory):
 
 
 def _state(index):
-    return {d.name: (d.sha1, d.generation) for d in index._store.documents()}
+    return {d.name: (d.sha1, d.generation) for d in index.store.documents()}
 
 
 def test_build_stores_documents_chunks_and_trees(built):
@@ -76,12 +77,12 @@ def test_doc_filter_and_unknown_doc(built):
 
 def test_reindexing_unchanged_files_is_a_noop(built, pdfs):
     before = _state(built)
-    gen = built._store.generation()
-    derived = sorted(p.name for p in built._store.derived_root.iterdir())
+    gen = built.store.generation()
+    derived = sorted(p.name for p in built.store.derived_root.iterdir())
     report = built.add([pdfs / "acme.pdf", pdfs])
     assert report.unchanged == ["acme.pdf", "globex.pdf"] and not report.added and not report.replaced
-    assert _state(built) == before and built._store.generation() == gen
-    assert sorted(p.name for p in built._store.derived_root.iterdir()) == derived
+    assert _state(built) == before and built.store.generation() == gen
+    assert sorted(p.name for p in built.store.derived_root.iterdir()) == derived
 
 
 def test_adding_a_pdf_keeps_the_others(pdfs, tmp_path):
@@ -200,7 +201,7 @@ def test_create_refuses_an_existing_index_and_conflicting_settings(built, pdfs):
 def test_writer_lock(built):
     other = Index.open(built.path)
     try:
-        other._store.lock()
+        other.store.lock()
         with pytest.raises(ConfigError, match="another process is writing"):
             built.add([])
     finally:
@@ -278,7 +279,7 @@ def test_search_arrays_of_an_older_layout_are_rebuilt_and_replaced(pdfs, tmp_pat
         again.add([pdfs])  # nothing to parse, but the arrays are stored again in this layout
     assert json.loads(next((out / "derived").glob("g*/COMPLETE")).read_text())["layout"] != "corpus/0"
     with Index.open(out) as third:
-        assert third._store.derived_ok(third._store.generation(), LAYOUT)
+        assert third.store.derived_ok(third.store.generation(), LAYOUT)
 
 
 def test_works_without_the_dense_extra(pdfs, tmp_path):

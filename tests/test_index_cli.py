@@ -7,7 +7,7 @@ import json
 import pytest
 
 from structrag.cli import main
-from test_index_support import GLOBEX, make_report, write_queries
+from indexutil import GLOBEX, make_report, write_queries
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,6 @@ from structrag.levels import (
     make_predictor,
     plan_steps,
     project_levels,
-    register_predictor,
 )
 from structrag.levels.memory import TreeState
 from structrag.model import Heading
@@ -168,7 +167,22 @@ class Scripted:
 
 
 def test_scripted_is_a_level_predictor():
-    assert isinstance(Scripted({}), LevelPredictor)
+    p = Scripted({})
+    res = assign_levels(None, [H("a"), H("b", i=1)], predictor=p)
+    assert p.n == 2  # begun once, with the document's headings
+    assert [c[:2] for c in p.calls] == [(0, 0), (1, 0)]  # then asked once per step
+    assert [h.level for h in res.headings] == [1, 1] and {h.level_source for h in res.headings} == {"scripted"}
+
+    class NoPredict:  # begin but no predict: not a LevelPredictor, refused before any step
+        name = source = "broken"
+        max_retries = 0
+
+        def begin(self, context):
+            raise AssertionError("begun")
+
+    assert not isinstance(NoPredict(), LevelPredictor)
+    with pytest.raises(ConfigError, match="LevelPredictor"):
+        assign_levels(None, [H("a")], predictor=NoPredict())
 
 
 def test_retry_with_feedback_then_valid():
@@ -261,16 +275,19 @@ def test_every_predictor_gives_valid_sourced_levels(predictor, memory, granulari
     assert res.stats["headings"] == 60 and res.stats["headings_per_s"] > 0
 
 
-def test_registry_and_errors():
-    assert set(available_predictors()) >= {"learned", "rules", "font-size", "size-rank", "numbering"}
+def test_predictor_names_and_errors():
+    assert available_predictors() == ("learned", "rules", "font-size", "size-rank", "numbering",
+                                      "vlm", "llm", "whole-document")
     with pytest.raises(ConfigError, match="unknown predictor"):
         make_predictor("no-such-predictor")
-    with pytest.raises(ConfigError, match="unexpected keyword"):
+    with pytest.raises(ConfigError, match="unexpected keyword argument.*colour") as e:
         make_predictor("font-size", colour=3)
-    register_predictor("test-scripted", lambda **kw: Scripted({}, **kw))
-    with pytest.raises(ConfigError, match="already registered"):
-        register_predictor("test-scripted", lambda **kw: Scripted({}))
-    res = assign_levels(None, [H("a"), H("b", i=1)], predictor="test-scripted", max_retries=0)
+    assert "accepted options: none" in str(e.value)
+    # options a backend passes on to its base class are accepted, others refused before the constructor runs
+    with pytest.raises(ConfigError, match="accepted options: .*base_url.*include_style"):
+        make_predictor("llm", colour=3)
+    assert make_predictor(" Size-Rank ", max_level=3).max_level == 3
+    res = assign_levels(None, [H("a"), H("b", i=1)], predictor=Scripted({}, max_retries=0))
     assert [h.level_source for h in res.headings] == ["scripted", "scripted"]
     with pytest.raises(ConfigError, match="instance"):
         assign_levels(None, [H("a")], predictor=Scripted({}), max_retries=1)

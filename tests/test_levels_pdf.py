@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-pymupdf = pytest.importorskip("pymupdf")
+pytest.importorskip("pymupdf")
 
+from pdfgen import headings_pdf  # noqa: E402
 from structrag.cli import main  # noqa: E402
 from structrag.cli_levels import headings_for_reference, read_reference_headings  # noqa: E402
 from structrag.errors import ReferenceFormatError  # noqa: E402
-from structrag.extract import extract  # noqa: E402
+from structrag.extraction import extract  # noqa: E402
 from structrag.levels import assign_levels, check_levels  # noqa: E402
 from structrag.levels.learned import LearnedPredictor, default_model_path, load_booster, model_metadata  # noqa: E402
 
@@ -34,40 +34,17 @@ DISAGREE = [
 ]
 
 
-def make_pdf(path: Path, spec, per_page: int = 3) -> list[dict]:
-    """A PDF with the given headings (and body text under each); returns reference records."""
-    doc = pymupdf.open()
-    records = []
-    page = None
-    y = 0.0
-    for i, (text, size, bold, _lv) in enumerate(spec):
-        if i % per_page == 0:
-            page = doc.new_page(width=595, height=842)
-            y = 72.0
-        y += size + 6
-        page.insert_text((72, y), text, fontsize=size, fontname="hebo" if bold else "helv")
-        rect = page.search_for(text)[0]
-        records.append({"text": text, "page": doc.page_count, "bbox": [rect.x0, rect.y0, rect.x1, rect.y1]})
-        y += 8
-        box = pymupdf.Rect(72, y, 523, y + 70)
-        page.insert_textbox(box, BODY, fontsize=10, fontname="helv")
-        y += 80
-    doc.save(path)
-    doc.close()
-    return records
-
-
 @pytest.fixture(scope="module")
 def numbered(tmp_path_factory):
     p = tmp_path_factory.mktemp("levels") / "numbered.pdf"
-    recs = make_pdf(p, NUMBERED)
+    recs = headings_pdf(p, BODY, NUMBERED)
     return p, recs, extract(p, progress=False)
 
 
 @pytest.fixture(scope="module")
 def disagree(tmp_path_factory):
     p = tmp_path_factory.mktemp("levels") / "disagree.pdf"
-    recs = make_pdf(p, DISAGREE, per_page=4)
+    recs = headings_pdf(p, BODY, DISAGREE, per_page=4)
     return p, recs, extract(p, progress=False)
 
 

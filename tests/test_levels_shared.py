@@ -7,7 +7,8 @@ import json
 import pytest
 
 from structrag.levels import assign_levels
-from structrag.levels.training import load_reference_docs, oracle_level, train_model
+from structrag.levels.references import load_reference_docs
+from structrag.levels.training import oracle_level, train_model
 from treeutil import parents  # noqa: E402
 
 SMALL = ["US_DOT_2022_agency_plan", "Addiko_Bank_Sustainability_Report_2023"]
@@ -61,8 +62,17 @@ def test_train_levels_cli_writes_model_and_metadata(shared_data, tmp_path):
     meta = json.loads(out.with_suffix(".json").read_text())
     assert sorted(d["doc_id"] for d in meta["documents"]) == sorted(SMALL)
     ref = load_reference_docs(shared_data / "headings", doc_ids=SMALL[:1], cache_dir=tmp_path / "cache")[0]
-    res = assign_levels(ref.document, ref.headings, predictor="learned", model_path=str(out))
-    assert len(res.headings) == len(ref.headings)
+    trained = assign_levels(ref.document, ref.headings, predictor="learned", model_path=str(out))
+    shipped = assign_levels(ref.document, ref.headings, predictor="learned")
+    assert len(trained.headings) == len(ref.headings)
+    assert all(h.level_source == "model" for h in trained.headings)
+    # the model written is the model used: its scores are not the shipped model's
+    conf = [h.confidence for h in trained.headings]
+    assert conf != [h.confidence for h in shipped.headings]
+    from structrag.levels.learned import LearnedPredictor
+
+    again = assign_levels(ref.document, ref.headings, predictor=LearnedPredictor(model_path=out))
+    assert [h.confidence for h in again.headings] == conf
 
 
 def test_shipped_model_on_a_manual(shared_data, tmp_path):

@@ -29,7 +29,7 @@ from llama_index.core.schema import Document as LIDocument
 from llama_index.core.schema import MetadataMode, NodeRelationship
 from llama_index.core.storage.docstore import SimpleDocumentStore
 
-import structrag.llama_index as sli
+import structrag.llama_index.reader as sli  # the parse cache lives there
 from structrag import ConfigError, InputError, extract
 from structrag.llama_index import (
     HEADER_PATH_SEPARATOR,
@@ -39,7 +39,7 @@ from structrag.llama_index import (
     split_header_path,
 )
 from structrag.tokenizers import get_tokenizer
-from test_chunking import build_report_pdf
+from pdfgen import build_report_pdf, deep_pdf
 
 BULKY = ("bboxes", "block_ids", "page_offsets", "section_path", "doc_sha1", "file_path", "section_id",
          "sibling_index", "structrag_parse_options")
@@ -75,34 +75,6 @@ LONG = (
     "Consolidated statement of changes in the fair value of level three financial instruments held by "
     "the regional subsidiaries and measured on a recurring basis"
 )
-
-
-def build_deep_pdf(path: Path, depth: int = 7) -> Path:
-    """A PDF whose sections nest ``depth`` deep under very long headings."""
-    import pymupdf
-
-    doc = pymupdf.open()
-    page = doc.new_page()
-    y = 60.0
-    toc = []
-    for level in range(1, depth + 1):
-        title = f"{level}. {LONG} (part {level})"
-        rect = pymupdf.Rect(72, y, 523, y + 60)
-        page.insert_textbox(rect, title, fontsize=13 - level * 0.5, fontname="hebo")
-        y += 48
-        body = (f"Section {level} holds the reconciliation of opening and closing balances for tier {level}. "
-                "Transfers into and out of the level are recognised at the end of the reporting period. ") * 2
-        page.insert_textbox(pymupdf.Rect(72, y, 523, y + 70), body, fontsize=9, fontname="helv")
-        y += 64
-        toc.append([level, title, 1])
-        if y > 700:
-            page = doc.new_page()
-            y = 60.0
-            toc[-1][2] = toc[-1][2]
-    doc.set_toc(toc)
-    doc.set_metadata({"creationDate": "D:20250101000000", "modDate": "D:20250101000000"})
-    path.write_bytes(doc.tobytes(no_new_id=True, garbage=3, deflate=True))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +259,7 @@ def test_ingestion_pipeline_and_docstore_roundtrip(docs, tmp_path):
 
 
 def test_long_section_paths_never_break_splitters(tmp_path):
-    pdf = build_deep_pdf(tmp_path / "deep.pdf")
+    pdf = deep_pdf(tmp_path / "deep.pdf", LONG)
     docs = StructPDFReader().load_data(pdf)
     parser = StructragNodeParser(chunk_size=128)
     nodes = parser.get_nodes_from_documents(docs)

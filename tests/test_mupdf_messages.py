@@ -1,7 +1,8 @@
 """MuPDF's own messages go to the ``structrag.mupdf`` log and one counted document warning, never stdout.
 
 Also: the lean PyMuPDF import (``import structrag`` imports no PyMuPDF; the
-first import of pymupdf after it skips pymupdf-layout / pymupdf4llm).
+first import of pymupdf, structrag.extraction.import_pymupdf, skips pymupdf-layout / pymupdf4llm
+and installs no import hook).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from structrag._pymupdf import MuPDFMessages
 from structrag.errors import StructragWarning
-from structrag.extract import extract
+from structrag.extraction import extract
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -125,9 +126,12 @@ def test_shared_pdf_with_mupdf_messages(shared_data, caplog):
 def test_import_structrag_imports_no_pymupdf_and_the_first_import_is_lean():
     code = textwrap.dedent("""
         import sys
+        meta_path = list(sys.meta_path)
         import structrag
         assert "pymupdf" not in sys.modules
-        import pymupdf
+        assert sys.meta_path == meta_path, "import structrag must not touch the import system"
+        from structrag.extraction import import_pymupdf
+        pymupdf = import_pymupdf()
         print(sorted(m for m in ("pymupdf4llm", "pymupdf.layout") if sys.modules.get(m) is not None))
         print(type(pymupdf.__spec__.loader).__name__, pymupdf.Document is not None)
     """)

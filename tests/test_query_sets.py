@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-import structrag  # noqa: F401  # imports pymupdf without its add-ons (structrag._pymupdf)
-import pymupdf
+from structrag.extraction import import_pymupdf
+
+pymupdf = import_pymupdf()  # without its add-ons
 
 DATA = Path(__file__).resolve().parents[1] / "eval" / "data"
 SETS = {

@@ -20,7 +20,7 @@ from retrievers.index import Index  # noqa: E402
 from retrievers.ray_ingest import RUN_REPORT, SHARD_DIR, IndexWorker, ray_add, ray_build, ray_session  # noqa: E402
 from retrievers.shards import read_shard, shard_settings, write_shard  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
-from test_index_support import make_report, make_reports  # noqa: E402
+from indexutil import make_report, make_reports  # noqa: E402
 
 QUERIES = ["How much were capital expenditures in 2024?", "dividends per share declared by the board",
            "What risks does Globex face?", "business segments"]
@@ -140,10 +140,10 @@ def test_rerun_skips_indexed_documents_and_replaces_changed_ones(pdfs, tmp_path,
     for n in ("acme.pdf", "globex.pdf"):
         shutil.copy(pdfs / n, src / n)
     with ray_build([src], tmp_path / "ix", workers=1, dense=False) as index:
-        gen = index._store.generation()
+        gen = index.store.generation()
         again = ray_add(index, [src], workers=1)
         assert again.unchanged == ["acme.pdf", "globex.pdf"] and not again.added and not again.failed
-        assert index._store.generation() == gen  # nothing written
+        assert index.store.generation() == gen  # nothing written
         make_report(src / "acme.pdf", extra="A tornado damaged the Ohio plant in January.")
         changed = ray_add(index, [src], workers=2)
         assert changed.replaced == ["acme.pdf"] and changed.unchanged == ["globex.pdf"]
@@ -218,7 +218,7 @@ def test_a_shard_merges_into_the_index_without_parsing(pdfs, tmp_path):
         for n in ("acme.pdf", "globex.pdf"):
             assert [c.to_dict() for c in merged.chunks(n)] == [c.to_dict() for c in single.chunks(n)]
         # a worker told a document is indexed skips it
-        again = _worker(merged, tmp_path / "s2", {d.name: (d.sha1, d.options_key) for d in merged._store.documents()})
+        again = _worker(merged, tmp_path / "s2", {d.name: (d.sha1, d.options_key) for d in merged.store.documents()})
         assert again({"path": [str(pdfs / "acme.pdf")], "name": ["acme.pdf"]})["status"] == ["unchanged"]
 
 

@@ -11,7 +11,7 @@ pytest.importorskip("faiss")
 from retrievers.dense import DenseEncoder, EmbeddingCache, VectorIndex, exact_top_k, resolve_model  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError, ModelError  # noqa: E402
-from test_index_support import make_reports  # noqa: E402
+from indexutil import make_reports  # noqa: E402
 
 TEXTS = [
     "Capital expenditures were 1,577 million dollars, mostly new factories.",
@@ -94,7 +94,7 @@ def test_dense_index_end_to_end(tmp_path):
             assert hits[0].doc == "globex.pdf", mode
         assert index.search(q, k=3, mode="dense", doc="acme.pdf")[0].doc == "acme.pdf"
         # re-indexing the same files embeds nothing and changes nothing
-        gen = index._store.generation()
-        assert index.add([d]).unchanged == ["acme.pdf", "globex.pdf"] and index._store.generation() == gen
+        gen = index.store.generation()
+        assert index.add([d]).unchanged == ["acme.pdf", "globex.pdf"] and index.store.generation() == gen
     with Index.open(tmp_path / "ix") as again:
         assert again.search("warehouse risks", k=1, mode="dense")[0].doc == "globex.pdf"

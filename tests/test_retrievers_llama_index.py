@@ -12,7 +12,7 @@ from retrievers.index import Index  # noqa: E402
 from retrievers.llama_index import StructragRetriever  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
 from structrag.llama_index import HEADER_PATH_SEPARATOR  # noqa: E402
-from test_index_support import make_reports  # noqa: E402
+from indexutil import make_reports  # noqa: E402
 
 
 @pytest.fixture(scope="module")

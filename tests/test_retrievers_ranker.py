@@ -115,13 +115,34 @@ def test_load_errors(tmp_path):
 
 
 @pytest.mark.parametrize("dense", [False, True])
-def test_shipped_models_load(dense):
+def test_shipped_models_load_and_rank_by_the_evidence(dense):
+    """The shipped rankers are the documented design: portable features only, monotone in the
+    evidence (more matching words or a closer embedding never lowers a candidate), and they
+    discriminate (a model whose scores ignore the evidence would pass a shape check)."""
+    from retrievers.features import EVIDENCE_DIRECTION, PORTABLE_FEATURES
+
     p = default_model_path(dense)
     model = LambdaRanker.load(p)
     meta = json.loads(p.with_suffix(".json").read_text())
     assert meta["metadata"]["queries_sha1"] and meta["metadata"]["seed"] == model.seed
     assert any(f.startswith("dense") for f in model.features) == dense
-    assert model.predict(np.zeros((3, len(model.features)), np.float32)).shape == (3,)
+    assert set(model.features) <= set(PORTABLE_FEATURES)
+    evidence = {f: d for f, d in EVIDENCE_DIRECTION.items() if f in model.features}
+    assert model.monotone == evidence and evidence
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(400, len(model.features))).astype(np.float32)
+    base = model.predict(X)
+    assert base.shape == (400,) and np.unique(np.round(base, 6)).size > 20
+    for f, direction in evidence.items():
+        j = model.features.index(f)
+        moved = X.copy()
+        moved[:, j] += direction * rng.uniform(0.1, 3, size=len(X)).astype(np.float32)
+        assert (model.predict(moved) >= base - 1e-9).all(), f
+    # a candidate better on every evidence feature than another (the rest equal) scores higher somewhere
+    best = X.copy()
+    for f, direction in evidence.items():
+        best[:, model.features.index(f)] += 3 * direction
+    assert (model.predict(best) > base + 1e-6).mean() > 0.5
 
 
 def test_rrf():

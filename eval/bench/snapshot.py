@@ -1,6 +1,6 @@
 """Behaviour snapshots: write what the library answers on the shared data, and compare two snapshots.
 
-    python -m eval.bench.snapshot write OUT_DIR [--data ../shared/data] [--sets toc,retrieval]
+    python -m eval.bench.snapshot write OUT_DIR [--data DIR] [--sets toc,retrieval]
     python -m eval.bench.snapshot compare BEFORE_DIR AFTER_DIR
 
 ``write`` records, from the working tree it is run in:
@@ -30,6 +30,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from eval.shared_data import shared_data_dir
 
 MODES = ("bm25", "dense", "hybrid", "ranker")
 REPO = Path.cwd()
@@ -122,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     w = sub.add_parser("write")
     w.add_argument("out")
-    w.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    w.add_argument("--data", default=None, help="the shared data folder (default: $STRUCTRAG_SHARED_DATA, "
+                   "else shared/data beside the working tree or beside the folder holding it)")
     w.add_argument("--sets", default="toc,retrieval,longdoc,prospectus-zh,prospectus-style-en")
     w.add_argument("--work", default=None, help="where the indexes are built (default OUT/_work)")
     c = sub.add_parser("compare")
@@ -131,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.cmd == "compare":
         return compare(Path(args.before), Path(args.after))
-    out, data = Path(args.out), Path(args.data)
+    out, data = Path(args.out), shared_data_dir(args.data, repo=REPO)
     out.mkdir(parents=True, exist_ok=True)
     sets = args.sets.split(",")
     if "toc" in sets:

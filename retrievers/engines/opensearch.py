@@ -29,21 +29,16 @@ import numpy as np
 
 from structrag.errors import BackendError, ConfigError
 
-from .records import EngineHit, SyncReport, _Exporter
+from ..extras import require
+from ..progress import progress_bar
+from .records import EngineHit, Exporter, SyncReport
 
 __all__ = ["OpenSearchEngine"]
 
 
 def _require():
-    try:
-        import opensearchpy  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("the OpenSearch engine needs opensearch-py, which is not installed",
-                          hint='pip install "structrag[engines]"') from e
-    import opensearchpy
-    import opensearchpy.helpers
-
-    return opensearchpy
+    require("opensearchpy.helpers", what="the OpenSearch engine", package="opensearch-py", extra="engines")
+    return require("opensearchpy", what="the OpenSearch engine", package="opensearch-py", extra="engines")
 
 
 _SOURCE_EXCLUDES = ["vector", "tokens"]
@@ -100,26 +95,15 @@ class OpenSearchEngine:
     # --- schema -------------------------------------------------------------------------------
     def mapping(self, dim: int | None, *, k1: float = 1.5, b: float = 0.75) -> dict[str, Any]:
         """The body of the chunk index's create request (settings and mappings)."""
+        # section_path is a keyword array: one value per heading, root first
+        keyword = ("schema", "doc", "doc_id", "doc_sha1", "chunk_id", "section_path", "section_id")
+        integer = ("ordinal", "heading_levels", "pages", "page_start", "page_end", "page_count", "sibling_index",
+                   "sibling_count", "start", "end")
         props: dict[str, Any] = {
-            "schema": {"type": "keyword"},
-            "doc": {"type": "keyword"},
-            "doc_id": {"type": "keyword"},
-            "doc_sha1": {"type": "keyword"},
-            "chunk_id": {"type": "keyword"},
-            "ordinal": {"type": "integer"},
+            **{f: {"type": "keyword"} for f in keyword},
+            **{f: {"type": "integer"} for f in integer},
             "text": {"type": "text"},
             "tokens": {"type": "text", "analyzer": "structrag_tokens", "similarity": "structrag_bm25"},
-            "section_path": {"type": "keyword"},  # an array: one value per heading, root first
-            "heading_levels": {"type": "integer"},
-            "pages": {"type": "integer"},
-            "page_start": {"type": "integer"},
-            "page_end": {"type": "integer"},
-            "page_count": {"type": "integer"},
-            "sibling_index": {"type": "integer"},
-            "sibling_count": {"type": "integer"},
-            "section_id": {"type": "keyword"},
-            "start": {"type": "integer"},
-            "end": {"type": "integer"},
             "bboxes": {"type": "object", "enabled": False},  # provenance: stored, not indexed
             "block_ids": {"type": "integer", "index": False},
         }
@@ -195,11 +179,7 @@ class OpenSearchEngine:
 
         BM25 statistics live in Lucene, so unchanged documents are not touched.
         """
-        from tqdm.auto import tqdm
-
-        from ..index import _progress_enabled
-
-        ex = _Exporter(index)
+        ex = Exporter(index)
         dim = int(index.corpus.chunk_vectors.shape[1]) if index.corpus.has_dense else None
         self.create(dim, k1=index.bm25_params.k1, b=index.bm25_params.b)
         want = ex.documents()
@@ -209,7 +189,7 @@ class OpenSearchEngine:
                 self.client.delete_by_query(index=target, body={"query": {"term": {"doc": n}}}, refresh=True,
                                             conflicts="proceed")
         written = 0
-        bar = tqdm(total=len(added), desc="sync (opensearch)", unit="doc", disable=not _progress_enabled(progress))
+        bar = progress_bar(progress, total=len(added), desc="sync (opensearch)", unit="doc")
         for n in added:
             chunks = ex.chunks(n)
             written += self._bulk(self.bulk_actions(chunks))

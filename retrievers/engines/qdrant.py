@@ -29,7 +29,9 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
-from .records import EngineHit, SyncReport, _Exporter, query_sparse
+from ..extras import require
+from ..progress import progress_bar
+from .records import EngineHit, Exporter, SyncReport, query_sparse
 
 __all__ = ["QdrantEngine", "qdrant_vector_store", "point_id"]
 
@@ -38,11 +40,7 @@ _DENSE, _SPARSE = "dense", "bm25"
 
 
 def _require():
-    try:
-        import qdrant_client  # noqa: F401
-    except ImportError as e:
-        raise ConfigError("the Qdrant engine needs qdrant-client, which is not installed",
-                          hint='pip install "structrag[engines]"') from e
+    require("qdrant_client", what="the Qdrant engine", package="qdrant-client", extra="engines")
     from qdrant_client import QdrantClient, models
 
     return QdrantClient, models
@@ -147,12 +145,8 @@ class QdrantEngine:
         When any document was added or removed, the BM25 weights of every other
         chunk are rewritten too (they hold the collection's idf).
         """
-        from tqdm.auto import tqdm
-
-        from ..index import _progress_enabled
-
         _, models = _require()
-        ex = _Exporter(index)
+        ex = Exporter(index)
         dim = int(index.corpus.chunk_vectors.shape[1]) if index.corpus.has_dense else None
         self.create(dim)
         want = ex.documents()
@@ -160,7 +154,7 @@ class QdrantEngine:
         for n in removed:
             self._delete_doc(n)
         written = 0
-        bar = tqdm(total=len(added), desc="sync (qdrant)", unit="doc", disable=not _progress_enabled(progress))
+        bar = progress_bar(progress, total=len(added), desc="sync (qdrant)", unit="doc")
         for n in added:
             written += self._send(ex, n, want[n][0])
             bar.update(1)
@@ -182,7 +176,7 @@ class QdrantEngine:
                 refreshed += len(upd)
         return SyncReport(added, removed, unchanged, written, refreshed)
 
-    def _send(self, ex: _Exporter, name: str, identity: str) -> int:
+    def _send(self, ex: Exporter, name: str, identity: str) -> int:
         """Upsert one document's points, then its entry in the documents collection (so a crash between
         the two leaves the document unlisted, and the next sync sends it again)."""
         _, models = _require()

@@ -27,7 +27,9 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
-__all__ = ["EngineChunk", "EngineHit", "SyncReport", "iter_engine_chunks", "term_index", "query_sparse",
+from ..ranking import page_fields
+
+__all__ = ["EngineChunk", "EngineHit", "SyncReport", "Exporter", "iter_engine_chunks", "term_index", "query_sparse",
            "RECORD_SCHEMA", "doc_identity"]
 
 #: Version of the exported record's fields (stored in every record).
@@ -69,7 +71,6 @@ class EngineChunk(NamedTuple):
 
     def payload(self) -> dict[str, Any]:
         """The stored fields (no vectors): what a hit carries back."""
-        pages = list(self.pages)
         return {
             "schema": RECORD_SCHEMA,
             "doc": self.doc,
@@ -80,9 +81,7 @@ class EngineChunk(NamedTuple):
             "text": self.text,
             "section_path": list(self.section_path),
             "heading_levels": list(self.heading_levels),
-            "pages": pages,
-            "page_start": pages[0] if pages else None,
-            "page_end": pages[-1] if pages else None,
+            **page_fields(self.pages),
             "page_count": self.page_count,
             "sibling_index": self.sibling_index,
             "sibling_count": self.sibling_count,
@@ -146,7 +145,7 @@ def _sparse_row(m, cols: np.ndarray, row: int) -> tuple[list[int], list[float]]:
     return [int(i) for i in idx[order]], [float(v) for v in val[order]]
 
 
-class _Exporter:
+class Exporter:
     """Reads chunks, tokens, vectors and BM25 rows of an open index, one document at a time."""
 
     def __init__(self, index) -> None:
@@ -157,7 +156,7 @@ class _Exporter:
     def documents(self) -> dict[str, tuple[str, str, int]]:
         """name -> (identity, sha1, page_count) of every indexed document."""
         return {d.name: (doc_identity(d.sha1, d.options_key), d.sha1, d.page_count)
-                for d in self.index._store.documents()}
+                for d in self.index.store.documents()}
 
     def plan(self, want: dict[str, tuple[str, str, int]], have: dict[str, str]
              ) -> tuple[list[str], list[str], list[str]]:
@@ -184,7 +183,7 @@ class _Exporter:
             raise ConfigError(f"no document named {name!r} in the index", path=index.path)
         rows = corpus.doc_rows(i)
         chunks = index.chunks(name)
-        tokens = index._store.doc_tokens(name)
+        tokens = index.store.doc_tokens(name)
         sparse = self.sparse(name)
         vecs = corpus.chunk_vectors[rows] if corpus.has_dense else None
         page_count = int(corpus.doc_page_count[i])
@@ -203,6 +202,6 @@ class _Exporter:
 
 def iter_engine_chunks(index, names: Iterable[str] | None = None) -> Iterator[tuple[str, list[EngineChunk]]]:
     """``(document, its engine records)`` for each document of an open index (or those in ``names``)."""
-    ex = _Exporter(index)
+    ex = Exporter(index)
     for name in (names if names is not None else index.corpus.doc_names):
         yield name, ex.chunks(name)

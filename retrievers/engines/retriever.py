@@ -21,9 +21,9 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
-from ..features import compute_features
-from ..index import MODES, Hit, Index, Mode
+from ..index import Index
 from ..ranker import LambdaRanker, rrf
+from ..ranking import Hit, Mode, check_query, check_request, rerank
 from .records import EngineHit
 
 __all__ = ["EngineRetriever"]
@@ -62,7 +62,7 @@ class EngineRetriever:
         if self._row_of is None:
             corpus = self.index.corpus
             pos = {int(r): i for i, r in enumerate(corpus.chunk_rowid.tolist())}
-            self._row_of = {(d, c): pos[r] for d, c, r in self.index._store.chunk_keys() if r in pos}
+            self._row_of = {(d, c): pos[r] for d, c, r in self.index.store.chunk_keys() if r in pos}
         rows, kept = [], []
         for h in hits:
             r = self._row_of.get((h.doc, h.chunk_id))
@@ -84,18 +84,13 @@ class EngineRetriever:
 
         Modes as :meth:`Index.search`: ``ranker`` (default), ``bm25``, ``dense``, ``hybrid``.
         """
-        if mode not in MODES:
-            raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
-        if k < 1:
-            raise ConfigError(f"k must be at least 1, got {k}")
         index = self.index
-        if doc is not None and index.corpus.doc_id(doc) is None:
-            raise ConfigError(f"no document named {doc!r} in the index", path=index.path)
-        if mode == "dense" and not index.has_dense:
-            raise ConfigError("this index has no embeddings (built without dense retrieval)", path=index.path,
-                              hint="use mode bm25")
-        use_dense = index.has_dense and mode in ("dense", "hybrid", "ranker")
+        check_request(mode, k, has_dense=index.has_dense, path=index.path)
         tokens = index.tokenizer.tokenize(query)
+        check_query(query, tokens)
+        if doc is not None:
+            doc = index.resolve_doc(doc)
+        use_dense = index.has_dense and mode in ("dense", "hybrid", "ranker")
         if mode == "bm25":
             return [self._hit(h, h.score) for h in self.engine.lexical(tokens, k, doc=doc)]
         qv = index.query_vector(query) if use_dense else None
@@ -121,7 +116,5 @@ class EngineRetriever:
             return []
         model = self.ranker or index.ranker
         qs = index.query_scores(query, dense=use_dense)
-        X = compute_features(index.corpus, qs, rows, model.features)
-        s = model.predict(X)
-        order = np.argsort(-s, kind="stable")[:k]
-        return [self._hit(kept[i], s[i]) for i in order.tolist()]
+        order, s = rerank(index.corpus, qs, rows, model, k)
+        return [self._hit(kept[i], sc) for i, sc in zip(order.tolist(), s.tolist())]

@@ -1,4 +1,4 @@
-"""Contracts of the level-reconstruction stage (DESIGN.md §2.3).
+"""Contracts of the level-reconstruction stage.
 
 A *driver* walks a document's headings in reading order.  At each step it
 builds a :class:`Memory` from the levels predicted so far, hands it and the
@@ -155,7 +155,7 @@ def check_levels(levels: Sequence[int], previous_level: int, n_targets: int | No
 
 
 def project_levels(levels: Sequence[int], previous_level: int) -> tuple[int, ...]:
-    """Clamp each level into ``[1, l_{i-1} + 1]``, left to right (DESIGN.md §2.3)."""
+    """Clamp each level into ``[1, l_{i-1} + 1]``, left to right."""
     out = []
     prev = previous_level
     for lv in levels:

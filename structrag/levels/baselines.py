@@ -1,4 +1,4 @@
-"""Baseline predictors for comparison (DESIGN.md §2.4).
+"""Baseline predictors for comparison.
 
 ``font-size``
     the CMM construction: a heading's parent is the nearest preceding heading

@@ -1,4 +1,4 @@
-"""The level-reconstruction driver (DESIGN.md §2.3).
+"""The level-reconstruction driver: the level-wise memory walk over the headings without a level.
 
 :func:`assign_levels` walks a document's headings in reading order, one step
 at a time (one heading, the headings of one page, or of k pages).  Per step it
@@ -40,6 +40,7 @@ from ..errors import BackendError, ConfigError, StructragError
 from ..model import Document, Heading
 from .base import LevelPrediction, LevelPredictor, PredictionContext, check_levels, project_levels
 from .memory import MemoryStrategy, TreeState, make_memory
+from .predictors import make_predictor
 
 __all__ = ["LevelResult", "assign_levels", "plan_steps", "CHECKPOINT_FORMAT"]
 
@@ -179,8 +180,6 @@ class _Checkpoint:
 
 
 def _resolve(predictor: str | LevelPredictor, options: dict) -> LevelPredictor:
-    from . import make_predictor
-
     if isinstance(predictor, str):
         return make_predictor(predictor, **options)
     if options:

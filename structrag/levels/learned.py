@@ -10,7 +10,7 @@ winner's share of the candidates' probabilities.
 The model ships in the package (``structrag/levels/models/levels.txt``,
 LightGBM's text format, with ``levels.json`` beside it: feature names, seed,
 training data hashes); ``structrag train-levels`` makes a new one.  Prediction
-reads the text file with :mod:`structrag.gbdt` (numpy), so parsing a PDF does
+reads the text file with :mod:`structrag.levels.gbdt` (numpy), so parsing a PDF does
 not import lightgbm; training does.
 """
 
@@ -57,11 +57,11 @@ def _check_features(names: Sequence[str], p: Path) -> None:
 def load_model(path: str | os.PathLike[str]):
     """The level model at ``path`` for prediction, checked against the feature set.
 
-    A :class:`structrag.gbdt.TreeEnsemble` (numpy; lightgbm is not imported,
+    A :class:`structrag.levels.gbdt.TreeEnsemble` (numpy; lightgbm is not imported,
     which saves ~2 s of start-up), or a LightGBM Booster for a model the numpy
     evaluator does not implement (linear trees).
     """
-    from ..gbdt import TreeEnsemble, UnsupportedModel
+    from .gbdt import TreeEnsemble, UnsupportedModel
 
     p = Path(path)
     _check_file(p)
@@ -117,7 +117,7 @@ class LearnedPredictor:
     def _scores(self, rows: list[list[float]]):
         import numpy as np
 
-        from ..gbdt import TreeEnsemble
+        from .gbdt import TreeEnsemble
 
         X = np.asarray(rows, dtype=np.float64)
         if isinstance(self._booster, TreeEnsemble):

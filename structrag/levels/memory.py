@@ -7,7 +7,7 @@ next step; every strategy touches a bounded number of nodes (the depth, n, or
 the window), so a whole document costs time linear in its length — history is
 never rescanned.
 
-Strategies (DESIGN.md §2.3, §2.4):
+Strategies:
 
 ``recent`` (default)
     the most recent heading of each level 1..depth; for levels up to the

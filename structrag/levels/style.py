@@ -17,6 +17,7 @@ from typing import Sequence
 
 from ..model import Document, Heading, Numbering
 from ..numbering import parse_numbering, word_number
+from ..text import capitals_share
 
 __all__ = ["HeadingInfo", "DocStyles", "describe", "font_family", "style_key", "strength", "luminance"]
 
@@ -34,8 +35,7 @@ def font_family(font: str) -> str:
 
 
 def _caps(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    return len(letters) >= 2 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+    return capitals_share(text, min_letters=2, share=0.8, ascii_only=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,4 @@
-"""Reference headings and training of the learned level model.
-
-Reference headings come from PDFs with an author-made outline (the layout of
-``shared/data/headings``: ``<doc_id>.pdf``, ``<doc_id>.toc.json``,
-``manifest.jsonl``): each outline entry is located on its page with
-:func:`structrag.outline.locate_outline` and takes the style of the printed
-block; an entry that cannot be found keeps its title and page but no bbox or
-style (the level-only protocol still has to place it).
+"""Training of the learned level model on reference headings (:mod:`.references`).
 
 Training is teacher-forced: the memory at each step is built, with the chosen
 strategy, from the reference levels of the headings before it; every
@@ -16,27 +9,18 @@ the sha1 of every input file recorded in the metadata JSON next to the model.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import sys
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, Iterable, Sequence
 
-from ..errors import ConfigError, ReferenceFormatError
-from ..extract import extract
-from ..model import SCHEMA_VERSION, Document, Heading, OutlineEntry
-from ..numbering import parse_numbering
-from ..outline import locate_outline
+from ..errors import ConfigError
+from ..model import Document
 from .features import FEATURE_NAMES, View, candidate_rows
 from .memory import TreeState, make_memory
+from .references import ReferenceDoc
 from .style import DocStyles, describe
 
 __all__ = [
-    "ReferenceDoc",
-    "reference_headings",
-    "load_reference_docs",
     "training_rows",
     "train_model",
     "DEFAULT_PARAMS",
@@ -44,9 +28,6 @@ __all__ = [
     "DEFAULT_DAGGER_ROUNDS",
     "oracle_level",
     "oracle_rows",
-    "cached_extract",
-    "printed_share",
-    "outline_reference_docs",
 ]
 
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -65,198 +46,6 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 DEFAULT_ROUNDS = 300
 DEFAULT_DAGGER_ROUNDS = 1
-
-
-@dataclass(frozen=True, slots=True)
-class ReferenceDoc:
-    """One document with its reference headings (levels = outline levels)."""
-
-    doc_id: str
-    group: str
-    document: Document
-    headings: tuple[Heading, ...]
-    pdf_sha1: str
-    toc_sha1: str
-    located: int
-
-
-def _file_sha1(path: Path) -> str:
-    h = hashlib.sha1()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _extractor_fingerprint() -> str:
-    """Changes whenever the extractor's code does, so cached documents go stale with it."""
-    src = Path(sys.modules[extract.__module__].__file__).read_bytes()
-    return hashlib.sha1(src).hexdigest()[:10]
-
-
-def cached_extract(pdf: Path, *, sha1: str | None = None, cache_dir: Path | None = None,
-                   cache_key: str | None = None) -> Document:
-    """:func:`structrag.extract` with an on-disk JSON cache keyed by file, schema and extractor.
-
-    ``cache_key`` replaces the extractor fingerprint (a hash of its source) to
-    pin a snapshot during development while the extractor changes.
-    """
-    if cache_dir is None:
-        return extract(pdf, progress=False)
-    sha1 = sha1 or _file_sha1(pdf)
-    key = cache_key or _extractor_fingerprint()
-    path = Path(cache_dir) / f"doc_{sha1}_{SCHEMA_VERSION}_{key}.json"
-    if path.is_file():
-        try:
-            return Document.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, KeyError):
-            pass  # a damaged cache entry is rebuilt
-    doc = extract(pdf, progress=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc.to_dict()), encoding="utf-8")
-    os.replace(tmp, path)
-    return doc
-
-
-def reference_headings(document: Document, entries: Sequence[OutlineEntry]) -> tuple[Heading, ...]:
-    """Outline entries as reference headings in outline order, levels from the outline.
-
-    Located entries carry the printed block's bbox and style; the others only
-    their title and page (``bbox=None``, no style).
-    """
-    out: list[Heading] = []
-    for le in locate_outline(document, entries, source="reference"):
-        if le.heading is not None:
-            out.append(replace(le.heading, level=le.entry.level, level_source="reference", confidence=1.0))
-            continue
-        e = le.entry
-        page = min(max(e.page, 0), document.page_count - 1)
-        b = document.first_block_on_or_after(page)
-        num, _ = parse_numbering(e.title)
-        out.append(Heading(text=e.title, page=page, bbox=None, block=b, block_end=b, numbering=num,
-                           source="reference", level=e.level, level_source="reference", confidence=1.0))
-    return tuple(out)
-
-
-def _read_toc(path: Path) -> list[OutlineEntry]:
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-        return [OutlineEntry(level=int(lv), title=str(t), page=int(p) - 1) for lv, t, p in d["toc"]]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ReferenceFormatError(f"not an outline file ({exc})", path=path,
-                                   hint='expected {"toc": [[level, title, page], ...]}') from None
-
-
-def load_reference_docs(
-    data_dir: str | os.PathLike[str],
-    *,
-    cache_dir: str | os.PathLike[str] | None = None,
-    doc_ids: Iterable[str] | None = None,
-    progress: bool | None = None,
-    cache_key: str | None = None,
-) -> list[ReferenceDoc]:
-    """Every document of a headings folder (``manifest.jsonl`` order), with reference headings."""
-    d = Path(data_dir)
-    manifest = d / "manifest.jsonl"
-    if not manifest.is_file():
-        raise ConfigError("no manifest.jsonl in the headings folder", path=d,
-                          hint="point at shared/data/headings (or a folder laid out like it)")
-    rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
-    wanted = set(doc_ids) if doc_ids is not None else None
-    if wanted is not None:
-        missing = wanted - {r["doc_id"] for r in rows}
-        if missing:
-            raise ConfigError("unknown doc_id(s): " + ", ".join(sorted(missing)), path=manifest)
-        rows = [r for r in rows if r["doc_id"] in wanted]
-    from tqdm.auto import tqdm
-
-    enabled = sys.stderr.isatty() if progress is None else progress
-    out = []
-    for r in tqdm(rows, desc="reference docs", disable=not enabled, leave=False, file=sys.stderr):
-        pdf = d / f"{r['doc_id']}.pdf"
-        toc = d / f"{r['doc_id']}.toc.json"
-        sha1 = _file_sha1(pdf)
-        if r.get("sha1") and r["sha1"] != sha1:
-            raise ReferenceFormatError(f"sha1 {sha1} does not match the manifest's {r['sha1']}", path=pdf,
-                                       hint="this is not the file the outline was made for")
-        doc = cached_extract(pdf, sha1=sha1, cache_dir=Path(cache_dir) if cache_dir is not None else None,
-                             cache_key=cache_key)
-        hs = reference_headings(doc, _read_toc(toc))
-        out.append(ReferenceDoc(doc_id=r["doc_id"], group=r.get("group", ""), document=doc, headings=hs,
-                                pdf_sha1=sha1, toc_sha1=_file_sha1(toc),
-                                located=sum(1 for h in hs if h.bbox is not None)))
-    return out
-
-
-def printed_share(document: Document, entries: Sequence[OutlineEntry]) -> float:
-    """Share of outline titles printed on their page (or the page before or after).
-
-    Low for editorial outlines — an earnings release whose bookmarks name exhibits that nobody
-    printed — which teach nothing about printed headings.
-    """
-    from ..outline import normalize_title
-
-    if not entries:
-        return 0.0
-    offs = document.page_offsets
-    pages = [normalize_title(document.text[offs[p]: offs[p + 1]]) for p in range(document.page_count)]
-    hit = 0
-    for e in entries:
-        t = normalize_title(e.title)
-        if t and any(0 <= q < len(pages) and t in pages[q] for q in (e.page, e.page - 1, e.page + 1)):
-            hit += 1
-    return hit / len(entries)
-
-
-def outline_reference_docs(
-    pdfs: Iterable[str | os.PathLike[str]],
-    *,
-    cache_dir: str | os.PathLike[str] | None = None,
-    min_entries: int = 8,
-    min_printed: float = 0.5,
-    skip_sha1: Iterable[str] = (),
-    group: str = "",
-) -> tuple[list[ReferenceDoc], list[tuple[str, str]]]:
-    """Reference documents from PDFs' own bookmarks, and the PDFs skipped with the reason.
-
-    A PDF is used when its outline has at least ``min_entries`` entries on pages of the file and
-    at least ``min_printed`` of their titles are printed on their pages; a PDF whose sha1 is in
-    ``skip_sha1`` (already a reference, under another name) is skipped.
-    """
-    seen = set(skip_sha1)
-    out: list[ReferenceDoc] = []
-    skipped: list[tuple[str, str]] = []
-    import pymupdf
-
-    for pdf in map(Path, pdfs):
-        try:
-            with pymupdf.open(pdf) as d:  # counting bookmarks is cheap; extracting is not
-                n = len(d.get_toc())
-        except Exception as exc:
-            skipped.append((pdf.stem, f"cannot be opened ({exc})"))
-            continue
-        if n < min_entries:
-            continue
-        sha1 = _file_sha1(pdf)
-        if sha1 in seen:
-            skipped.append((pdf.stem, "same file as another reference document"))
-            continue
-        doc = cached_extract(pdf, sha1=sha1, cache_dir=Path(cache_dir) if cache_dir is not None else None)
-        entries = [e for e in doc.outline if e.title.strip() and 0 <= e.page < doc.page_count]
-        if len(entries) < min_entries:
-            skipped.append((pdf.stem, f"outline of {len(entries)} entries"))
-            continue
-        share = printed_share(doc, entries)
-        if share < min_printed:
-            skipped.append((pdf.stem, f"editorial outline: {share:.0%} of {len(entries)} titles printed"))
-            continue
-        seen.add(sha1)
-        hs = reference_headings(doc, entries)
-        toc_sha1 = hashlib.sha1(json.dumps([e.to_dict() for e in entries]).encode()).hexdigest()
-        out.append(ReferenceDoc(doc_id=pdf.stem, group=group, document=doc, headings=hs, pdf_sha1=sha1,
-                                toc_sha1=toc_sha1, located=sum(1 for h in hs if h.bbox is not None)))
-    return out, skipped
 
 
 def training_rows(ref: ReferenceDoc, memory: str = "recent", seed: int = 0):

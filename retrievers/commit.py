@@ -1,0 +1,247 @@
+"""Committing documents into an index: PDFs through the ingest stage, Ray shards, chunks made elsewhere.
+
+The functions here are the write half of :class:`retrievers.index.Index`
+(``Index.add``, ``Index.merge_shards``, ``Index.add_chunks`` call them) and use
+only its public surface: its store and writer lock, its settings, its encoder
+and :meth:`~retrievers.index.Index.publish`.  A document is committed in two
+steps: its vectors are written first (content-addressed files), then its rows in
+one SQLite transaction, so a crash leaves either the old generation or the new
+one (:mod:`retrievers.store`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+
+import numpy as np
+
+from structrag.errors import ConfigError, EncryptedPDFError, IndexFormatError, StructragError
+from structrag.files import file_sha1
+from structrag.model import Chunk
+from structrag.text import path_text
+
+from .arrays import vectors_ok
+from .corpus import doc_nodes
+from .identity import display_names, match_file
+from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdfs
+from .progress import progress_bar
+from .settings import content_key
+from .store import atomic_save_npy
+
+__all__ = ["AddReport", "Event", "ignore_event", "indexed_as", "commit_document", "add_files", "merge_shard",
+           "add_chunks", "repair_vectors"]
+
+#: ``on_event(kind, name, detail)``: ``added``, ``replaced``, ``unchanged`` or ``failed``, as each file is done;
+#: ``warning`` for a document indexed with a warning, ``repaired`` for re-embedded vectors.
+Event = Callable[[str, str, str], None]
+
+
+class AddReport(NamedTuple):
+    added: list[str]
+    replaced: list[str]
+    unchanged: list[str]
+    failed: list[tuple[str, str]]  # (path, message)
+
+
+def ignore_event(kind: str, name: str, detail: str) -> None:
+    """The ``on_event`` of a caller that does not listen."""
+
+
+def indexed_as(index, path: str, sha1: str):
+    """The stored document the file at ``path`` (content ``sha1``) is, or None for a new one
+    (:func:`retrievers.identity.match_file`)."""
+    rows = index.store.documents()
+    match = match_file(path, sha1, [(d.name, d.path, d.sha1) for d in rows])
+    return next((d for d in rows if d.name == match.name), None) if match.name is not None else None
+
+
+def _name_file(store, c, path: str) -> str:
+    """The name of the file at ``path`` (inside transaction ``c``): its base name while unique, else the
+    shortest distinguishing tail of its path; stored files of that base name are renamed to match."""
+    base = Path(path).name
+    rows = store.documents()
+    # documents named after their file (not the names add_chunks' callers chose) take part
+    mine = [d for d in rows if d.path and Path(d.path).name == base and (d.name == base or d.name.endswith("/" + base))]
+    names = display_names([d.path for d in mine] + [path])
+    if names[-1] in {d.name for d in rows} - {d.name for d in mine}:
+        names[-1] = os.path.abspath(path)  # a caller chose that name for other chunks: the full path is free
+    for d, new in zip(mine, names):
+        if d.name != new:
+            store.rename_document(c, d.name, new)
+    return names[-1]
+
+
+def commit_document(index, *, name: str | None, path: str, sha1: str, options_key: str, page_count: int,
+                    chunks: Sequence[Mapping[str, Any]], tokens: Sequence[Sequence[str]], tree: Any, document: Any,
+                    stats: Mapping[str, Any], vectors: tuple[np.ndarray, np.ndarray] | None = None,
+                    replacing: str | None = None, warnings: Sequence[str] = ()) -> str:
+    """Store one document: its vectors first (embedded here unless given), then its rows in one transaction;
+    returns its name.  ``name=None``: a file, named after its path (:func:`retrievers.identity.display_names`);
+    ``replacing``: the stored document it replaces.
+
+    The caller holds the writer lock; the search arrays are not rebuilt (``index.publish()``).
+    """
+    store = index.store
+    stem = None
+    if vectors is not None and not index.has_dense:
+        raise ConfigError("vectors were given for an index built without dense retrieval", path=index.path,
+                          hint="leave out the vectors, or add to a dense index")
+    if index.has_dense:
+        if index.dense_model == "auto":
+            index.resolve_auto_model([c["text"] for c in chunks])
+        stem = f"{sha1[:20]}-{options_key[:8]}-{content_key(index.dense_model, index.dense_max_seq_length)[:8]}"
+        paths = [c["section_path"] for c in chunks]
+        if vectors is None:
+            [(cv, nv)] = embed_documents(index.encoder, [([c["text"] for c in chunks], paths)])
+        else:
+            cv, nv = (np.ascontiguousarray(v, dtype=np.float32) for v in vectors)
+            n_nodes = len(doc_nodes(paths).paths)
+            if cv.ndim != 2 or cv.shape[0] != len(chunks) or nv.ndim != 2 or nv.shape != (n_nodes, cv.shape[1]):
+                raise ConfigError(f"vectors must be ({len(chunks)}, d) and ({n_nodes}, d), "
+                                  f"got {cv.shape} and {nv.shape}")
+        store.vectors_dir.mkdir(exist_ok=True)
+        atomic_save_npy(store.vectors_dir / f"{stem}.chunks.npy", cv)
+        atomic_save_npy(store.vectors_dir / f"{stem}.nodes.npy", nv)
+    with store.transaction() as c:
+        if replacing is not None:
+            store.delete_document(c, replacing)
+        if name is None:
+            name = _name_file(store, c, path)
+        store.insert_document(
+            c, name=name, path=path, sha1=sha1, options_key=options_key, page_count=page_count,
+            chunks=chunks, tokens=tokens, vectors=stem, tree=tree, document=document, stats=stats,
+        )
+    return name
+
+
+def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progress: bool | None,
+              parse: ParseOptions, chunk: ChunkOptions, emit: Event,
+              password: str | Mapping[str, str] | None = None) -> tuple[AddReport, int]:
+    """What :meth:`Index.add` does (see there), and how many files were processed (committed or failed
+    while processing); the caller holds the writer lock and publishes."""
+    okey = index.options_key(parse, chunk)
+    report = AddReport([], [], [], [])
+    replaces: dict[Path, str | None] = {}
+    todo: list[tuple[Path, str]] = []
+    for f in expand_paths(paths):
+        try:
+            sha1 = file_sha1(f)  # checks for a regular file first: a FIFO or /dev/zero would never end
+        except (StructragError, OSError) as e:
+            report.failed.append((str(f), failure_message(e)))
+            emit("failed", f.name, failure_message(e))
+            continue
+        # a document is a file: another file of the same base name is a new document, never a replacement
+        old = indexed_as(index, path_text(os.path.abspath(f)), sha1)
+        if old is not None and old.sha1 == sha1 and old.options_key == okey:
+            report.unchanged.append(old.name)
+            emit("unchanged", old.name, "")
+            continue
+        replaces[f] = old.name if old is not None else None
+        todo.append((f, sha1))
+    if not todo:
+        return report, 0
+
+    def pw(f: Path) -> str | None:
+        if password is None or isinstance(password, str):
+            return password
+        return password.get(str(f), password.get(f.name))
+
+    with progress_bar(progress, total=len(todo), desc="indexing", unit="pdf") as bar:
+        for f, sha1, result, error in process_pdfs(todo, parse, chunk, index.tokenizer.to_dict(), workers=workers,
+                                                   password=pw):
+            bar.update(1)
+            if error is not None:
+                msg = failure_message(error)
+                if isinstance(error, EncryptedPDFError):
+                    msg += " -- structrag index takes --password PASSWORD (or --password-file FILE.json)"
+                report.failed.append((str(f), msg))
+                emit("failed", f.name, msg)
+                continue
+            name = commit_document(index, name=None, path=path_text(os.path.abspath(f)), sha1=sha1, options_key=okey,
+                                   replacing=replaces[f], **result._asdict())
+            kind = "replaced" if replaces[f] is not None else "added"
+            (report.replaced if kind == "replaced" else report.added).append(name)
+            emit(kind, name, f"{result.page_count} pages, {len(result.chunks)} chunks")
+            for w in result.warnings:
+                emit("warning", name, w)
+    return report, len(todo)
+
+
+def repair_vectors(index, emit: Event = ignore_event) -> list[str]:
+    """Re-embed the documents whose vector files are missing or unreadable; returns their names.
+
+    The caller holds the writer lock and publishes (the search arrays are rewritten from the database).
+    """
+    fixed: list[str] = []
+    store = index.store
+    for d in store.documents() if index.has_dense else ():
+        if d.vectors is None or vectors_ok(store, d):
+            continue
+        chunks = index.chunks(d.name)
+        [(cv, nv)] = embed_documents(index.encoder, [([c.text for c in chunks], [c.section_path for c in chunks])])
+        store.vectors_dir.mkdir(exist_ok=True)
+        atomic_save_npy(store.vectors_dir / f"{d.vectors}.chunks.npy", cv)
+        atomic_save_npy(store.vectors_dir / f"{d.vectors}.nodes.npy", nv)
+        fixed.append(d.name)
+        emit("repaired", d.name, f"{len(chunks)} chunks re-embedded")
+    return fixed
+
+
+def merge_shard(index, path: str | os.PathLike, report: AddReport, emit: Event = ignore_event, *,
+                names: set[str] | None = None, remove: bool = False) -> None:
+    """Commit one shard's documents (only ``names`` if given) into ``report``, without publishing.
+
+    The caller holds the writer lock (``index.store.lock()``) and calls
+    ``index.publish()`` when done; :meth:`Index.merge_shards` does all of that.
+    """
+    from .shards import read_shard, shard_settings
+
+    try:
+        settings, docs = read_shard(path, names=names)
+    except IndexFormatError as e:
+        report.failed.append((str(path), str(e)))
+        emit("failed", Path(path).name, str(e))
+        return
+    mine = shard_settings(index.tokenizer.to_dict(), index.dense_model, index.dense_max_seq_length)
+    if settings != mine:
+        raise ConfigError(f"this shard was made for other index settings ({settings}, the index has {mine})",
+                          path=path, hint="merge it into an index created with the same settings")
+    for d in docs:
+        # a file's shard document follows the rules of Index.add; one without a path keeps its own name
+        old = indexed_as(index, d.path, d.sha1) if d.path else index.store.document(d.name)
+        if old is not None and old.sha1 == d.sha1 and old.options_key == d.options_key:
+            report.unchanged.append(old.name)
+            emit("unchanged", old.name, "")
+            continue
+        name = commit_document(
+            index, name=None if d.path else d.name, path=d.path, sha1=d.sha1, options_key=d.options_key,
+            page_count=d.page_count, chunks=d.chunks, tokens=d.tokens, tree=d.tree, document=d.document,
+            stats=d.stats, vectors=d.vectors if index.has_dense else None,
+            replacing=old.name if old is not None else None,
+        )
+        (report.replaced if old is not None else report.added).append(name)
+        emit("replaced" if old is not None else "added", name, f"{d.page_count} pages, {len(d.chunks)} chunks")
+    if remove:
+        Path(path).unlink(missing_ok=True)
+
+
+def add_chunks(index, name: str, chunks: Sequence[Chunk | Mapping[str, Any]], *, page_count: int,
+               sha1: str | None, path: str, tree: Any, document: Any,
+               vectors: tuple[np.ndarray, np.ndarray] | None) -> bool:
+    """What :meth:`Index.add_chunks` does (see there) but publishing; the caller holds the writer lock."""
+    dicts = [c.to_dict() if isinstance(c, Chunk) else dict(c) for c in chunks]
+    sha1 = sha1 or content_key([(c["id"], c["text"]) for c in dicts])
+    okey = content_key("chunks", index.tokenizer.to_dict(), index.dense_setting)
+    old = index.store.document(name)
+    if old is not None and old.sha1 == sha1 and old.options_key == okey:
+        return False
+    commit_document(
+        index, name=name, path=path, sha1=sha1, options_key=okey, page_count=int(page_count), chunks=dicts,
+        tokens=[index.tokenizer.tokenize(c["text"]) for c in dicts],
+        tree=tree.to_dict() if hasattr(tree, "to_dict") else tree,
+        document=document.to_dict() if hasattr(document, "to_dict") else document,
+        stats={"source": "chunks"}, vectors=vectors,
+    )
+    return True

@@ -1,0 +1,139 @@
+"""The printed table of contents as a heading signal.
+
+Most long reports print a contents page ("Contents", "Table of Contents", "目录") even when the
+file has no bookmarks.  Extraction marks those pages (:mod:`structrag.extraction.contents_pages`);
+this stage reads them in sub-stages:
+
+1. **entries** (:mod:`.contents_entries`): rows parsed into titles, printed page labels,
+   numbering and indentation;
+2. **pages** (:mod:`.page_labels`): printed labels mapped to physical pages;
+3. **levels** from the contents layout: the levels stage's
+   :func:`structrag.levels.given.assign_contents_levels`;
+4. **headings** (:func:`locate_contents`): each mapped entry located on its page with
+   :func:`~structrag.headings.outline.locate_outline` (the locator used for bookmarks).
+
+:func:`structrag.pipeline.read_contents` runs the four.  Every rule is generic (no document or
+publisher is named anywhere); the reasons each heading carries say which evidence placed it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import NamedTuple, Sequence
+
+from ..model import Document, Heading, OutlineEntry
+from .contents_entries import ContentsEntry, contents_runs, parse_contents
+from .outline import locate_outline
+from .page_labels import TitleIndex, footer_labels, map_pages
+
+__all__ = ["ContentsResult", "contents_entries", "locate_contents"]
+
+
+class ContentsResult(NamedTuple):
+    """What the printed contents gave: located headings, every entry, and counts.
+
+    ``headings`` are in reading order (``source="contents"``); those from the
+    main run (the first run that locates enough of its entries) carry their contents
+    level (``level_source="contents"``), those of other runs (a financial
+    statements index, an attached document's contents) leave the level to the
+    level predictor.  ``usable`` says whether the main run located enough
+    entries to be trusted; ``stats`` counts entries found / labelled / mapped /
+    located per run.
+    """
+
+    headings: tuple[Heading, ...]
+    entries: tuple[ContentsEntry, ...]
+    runs: tuple[tuple[int, ...], ...]
+    usable: bool
+    stats: dict
+
+
+def _plausible(document: Document, h: Heading, title: str) -> bool:
+    """A located block must be the heading, not a contents line or a paragraph that starts like it."""
+    bs = document.blocks[h.block:h.block_end]
+    if any(b.role == "toc" for b in bs):
+        return False
+    n = sum(len(b.text) for b in bs)
+    return n <= max(3 * len(title), len(title) + 100)
+
+
+
+def contents_entries(document: Document) -> list[tuple[tuple[int, ...], list[ContentsEntry]]]:
+    """Each run of contents pages with its entries, pages mapped, levels not set."""
+    titles = TitleIndex(document)
+    footers = footer_labels(document)
+    return [(run, map_pages(document, parse_contents(document, run), titles=titles, footers=footers))
+            for run in contents_runs(document)]
+
+
+def locate_contents(
+    document: Document,
+    runs: Sequence[tuple[tuple[int, ...], Sequence[ContentsEntry]]],
+    *,
+    min_located: int = 3,
+    min_located_share: float = 0.4,
+) -> ContentsResult:
+    """Locate the entries of each run (levels set) on their pages and choose the runs to use.
+
+    A run is used when it located at least ``min_located`` entries and
+    ``min_located_share`` of those mapped to a page of the file; the contents
+    is ``usable`` when one run is.
+    Never raises on odd contents: entries that cannot be mapped or located
+    are counted and left out of the headings.
+    """
+    stats: dict = {"runs": [], "entries": 0, "labelled": 0, "mapped": 0, "located": 0}
+    if not runs:
+        return ContentsResult((), (), (), False, stats)
+    per_run: list[tuple[tuple[int, ...], Sequence[ContentsEntry], list[Heading]]] = []
+    for run, entries in runs:
+        usable_entries = [e for e in entries if e.page >= 0 and e.page not in run]
+        located = locate_outline(document, [OutlineEntry(e.level, e.title, e.page) for e in usable_entries],
+                                 source="contents")
+        heads: list[Heading] = []
+        for e, le in zip(usable_entries, located):
+            h = le.heading
+            if h is None or not _plausible(document, h, e.title):
+                continue
+            reasons = (
+                f"contents entry on p.{e.contents_page + 1}"
+                + (f" (label {e.label})" if e.label is not None else " (divider)"),
+                f"page from {e.mapped}",
+                f"contents match {le.match:.2f}",
+                f"level {e.level}: {e.level_reason}",
+            )
+            heads.append(replace(h, score=le.match, reasons=reasons, confidence=1.0))
+        labelled = sum(1 for e in entries if e.label is not None)
+        stats["runs"].append({"pages": [p + 1 for p in run], "entries": len(entries), "labelled": labelled,
+                              "mapped": sum(1 for e in entries if e.page >= 0), "located": len(heads)})
+        per_run.append((run, entries, heads))
+    # the main run is the first one that locates enough of its entries: the document's own contents
+    # comes before a financial statements index, a chapter's contents or an attached document's
+    # the share counts the entries mapped inside the file: a truncated file's contents stays usable
+    ok = [len(heads) >= min_located and len(heads) >= min_located_share * max(rs["mapped"], 1)
+          for (_, _, heads), rs in zip(per_run, stats["runs"])]
+    usable = any(ok)
+    main = ok.index(True) if usable else 0
+    taken: set[int] = set()
+    out: list[Heading] = []
+    order = [main] + [k for k in range(len(per_run)) if k != main]
+    for k in order:
+        run, entries, heads = per_run[k]
+        rs = stats["runs"][k]
+        rs["used"] = bool(ok[k])
+        if not rs["used"]:
+            continue
+        for h in heads:
+            span = set(range(h.block, h.block_end))
+            if span & taken:
+                continue  # an entry of an earlier run (or of this one) already holds the block
+            taken |= span
+            if k != main:
+                h = replace(h, level=None, level_source=None, confidence=None,
+                            reasons=h.reasons + ("level left to the predictor (secondary contents)",))
+            out.append(h)
+    out.sort(key=lambda h: h.block)
+    all_entries = tuple(e for _, es, _ in per_run for e in es)
+    stats.update(entries=len(all_entries), labelled=sum(1 for e in all_entries if e.label is not None),
+                 mapped=sum(1 for e in all_entries if e.page >= 0), located=len(out), main_run=main + 1,
+                 usable=usable)
+    return ContentsResult(tuple(out), all_entries, tuple(run for run, _ in runs), usable, stats)

@@ -1,0 +1,414 @@
+"""Layout heading detection: which blocks are headings, with a score and the reasons.
+
+A heading is a short block whose style is rarer and stronger than the body
+text (larger, bold, capitals, another colour or font), often numbered, with
+no sentence-final punctuation, alone on its row.  Every candidate gets a
+score that is a sum of named evidence (``Heading.reasons``) so a user can see
+why a block was or was not taken.
+
+The PDF's own outline (:mod:`.outline`) and the printed table of contents
+(:mod:`.contents`) are stronger signals; :func:`structrag.pipeline.detect_headings`
+chooses among the three and merges contents and layout headings
+(:func:`merge_headings`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..model import Block, Document, Heading
+from ..numbering import is_bare_label, parse_numbering, word_number
+from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
+from .outline import heading_from_block
+
+__all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]
+
+# a question mark is no sentence end here: "What Gets Corrected?" and FAQ headings ask questions
+_SENTENCE_END = re.compile(r"[.;,!。；，！]['\"”’)]?$")
+_STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "appendix", "section",
+                   "cn-section", "cn-chapter", "cn-part"}
+_CJK = re.compile(rf"[{HAN}]")
+_AMOUNT = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*[)%]?$")
+_YEAR = re.compile(r"^(19|20)\d\d$|^\d{1,2}(\.\d{1,2})+\.?$")  # years and section numbers are no figures
+
+
+@dataclass(frozen=True, slots=True)
+class BodyStyle:
+    """The document's dominant text style and the share of characters per style."""
+
+    size: float
+    bold: bool
+    font: str
+    color: int
+    share: dict  # (size rounded to 0.5, bold, italic, capitals) -> share of body characters
+
+    def key_share(self, b: Block, caps: bool = False) -> float:
+        return self.share.get((round(b.size * 2) / 2, b.bold, b.italic, caps), 0.0)
+
+
+def body_style(document: Document) -> BodyStyle:
+    sizes: Counter = Counter()
+    bolds: Counter = Counter()
+    fonts: Counter = Counter()
+    colors: Counter = Counter()
+    keys: Counter = Counter()
+    for b in document.blocks:
+        if b.rotated:
+            continue
+        w = len(b.text)
+        sizes[round(b.size * 2) / 2] += w
+        bolds[b.bold] += w
+        fonts[b.font] += w
+        colors[b.color] += w
+        # capitals are a look of their own: a line set in body type but in capitals is as rare as a bold one
+        keys[(round(b.size * 2) / 2, b.bold, b.italic, w <= 200 and latin_capitals(b.text))] += w
+    total = sum(keys.values()) or 1
+    return BodyStyle(
+        size=sizes.most_common(1)[0][0] if sizes else 10.0,
+        bold=bolds.most_common(1)[0][0] if bolds else False,
+        font=fonts.most_common(1)[0][0] if fonts else "",
+        color=colors.most_common(1)[0][0] if colors else 0,
+        share={k: v / total for k, v in keys.items()},
+    )
+
+
+def _family(font: str) -> str:
+    f = font.split("+", 1)[-1]
+    return re.split(r"[-,]", f, maxsplit=1)[0].lower()
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
+
+
+def _garbled(text: str) -> bool:
+    """Text from a font without a usable encoding: control characters in place of letters.
+
+    Extraction keeps them as U+FFFD when a line has two or more (one alone is dropped there: a stray
+    NUL after a title is not a broken font)."""
+    bad = len(_CONTROL.findall(text)) + text.count("\ufffd")
+    return bad >= 2 or bad > 0.05 * len(text)
+
+
+def _mostly_figures(text: str) -> bool:
+    """Too few letters to be a title; the heading number does not count ("22.2 Version 4.6.2")."""
+    num, rest = parse_numbering(text)
+    # judged whole when the number is all there is ("Item 7.", "Exhibit 31(a)")
+    words = rest if num is not None and letter_count(rest) >= 2 else text
+    letters = letter_count(words)
+    return letters < 2 or letters < 0.45 * (len(words) - words.count(" "))
+
+
+def score_block(
+    b: Block,
+    text: str,
+    body: BodyStyle,
+    *,
+    side_by_side: bool,
+    repeats: int,
+) -> tuple[float, tuple[str, ...]]:
+    """Heading evidence for one block: (score, reasons).  Positive reasons add, negative subtract."""
+    score = 0.0
+    reasons: list[str] = []
+
+    def add(v: float, why: str) -> None:
+        nonlocal score
+        score += v
+        reasons.append(f"{why} {v:+.1f}")
+
+    r = b.size / body.size if body.size else 1.0
+    if r >= 1.12:
+        add(min(3.0, 1.2 + 4.0 * (r - 1.12)), f"size x{r:.2f}")
+    elif r >= 1.04:
+        add(0.7, f"size x{r:.2f}")
+    elif r <= 0.9:
+        add(-1.5, f"smaller than body x{r:.2f}")
+    if b.bold and not body.bold:
+        add(1.3, "bold")
+    if b.italic and r < 1.04 and not b.bold:
+        add(0.3, "italic")
+    caps = latin_capitals(text)
+    if caps:
+        add(0.8, "capitals")
+    if b.color != body.color and b.color not in (0,):
+        add(0.5, "colour")
+    if _family(b.font) != _family(body.font):
+        add(0.3, "font")
+    num, rest = parse_numbering(text)
+    # filing section labels, Chinese ordinals and dotted sub-numbers on a short line of
+    # their own are headings whatever their type face
+    filing_label = num is not None and (
+        (num.scheme in ("item", "part") and len(text) <= 110)
+        or (num.scheme.startswith("cn-") and len(text) <= 40 and b.line_count == 1
+            and not _SENTENCE_END.search(text.rstrip()))
+        or (num.scheme == "decimal" and len(num.values) >= 2 and len(text) <= 80 and b.line_count == 1
+            and not _SENTENCE_END.search(text.rstrip()))
+    )
+    if num is not None:
+        add(2.0 if filing_label else 1.5 if num.scheme in _STRONG_SCHEMES else 0.9, f"numbered {num.scheme}")
+    share = body.key_share(b, caps)
+    if share >= 0.25 and not filing_label:
+        add(-2.0, f"body style ({share:.0%} of text)")
+    elif share <= 0.02:
+        add(0.5, "rare style")
+    stripped = text.rstrip()
+    if _SENTENCE_END.search(stripped) and not (num is not None and not rest.strip()) and not filing_label:
+        add(-1.6, "sentence punctuation")
+    elif stripped.endswith((":", "：")):
+        add(-0.4, "ends with a colon")
+    n = len(text)
+    if n > 150:
+        add(-1.5, "long")
+    elif n > 90 and not _CJK.search(text):
+        add(-0.5, "longish")
+    if b.line_count > 3:
+        add(-1.5, f"{b.line_count} lines")
+    figures = [t for t in (rest if num is not None else text).split() if _AMOUNT.match(t) and not _YEAR.match(t)]
+    if len(figures) >= 2 or (figures and ("," in figures[-1] or "." in figures[-1] or "(" in figures[-1])):
+        add(-2.0, "figures")
+    if side_by_side:
+        add(-2.0, "not alone on its row")
+    elif b.line_count <= 2 and n <= 90:
+        add(0.7, "alone on its row")
+    first = text.lstrip("\"'“‘(•·-–— ")[:1]
+    if first.isalpha() and first.islower() and first.isascii() and num is None:
+        add(-1.2, "starts in lower case")
+    if repeats > 8:
+        add(-1.5, f"repeated on {repeats} pages")
+    return round(score, 3), tuple(reasons)
+
+
+def _row_neighbours(blocks: Sequence[Block]) -> set[int]:
+    """Indices of blocks sharing a row with another block of the same column (table cells, forms)."""
+    out: set[int] = set()
+    by_col: dict[int, list[Block]] = defaultdict(list)
+    for b in blocks:
+        by_col[b.column].append(b)
+    for col in by_col.values():
+        col.sort(key=lambda b: b.bbox[1])
+        for i, a in enumerate(col):
+            for c in col[i + 1 :]:
+                if c.bbox[1] >= a.bbox[3]:
+                    break
+                h = min(a.bbox[3] - a.bbox[1], c.bbox[3] - c.bbox[1])
+                ov = min(a.bbox[3], c.bbox[3]) - max(a.bbox[1], c.bbox[1])
+                apart = c.bbox[0] >= a.bbox[2] - 1 or a.bbox[0] >= c.bbox[2] - 1
+                if apart and ov > 0.5 * h:
+                    out.add(a.index)
+                    out.add(c.index)
+    return out
+
+
+def _candidate_text(b: Block) -> str:
+    return " ".join(b.text.split())
+
+
+def _joinable(a: Block, b: Block, body: BodyStyle) -> bool:
+    if a.page != b.page or a.column != b.column:
+        return False
+    if abs(a.size - b.size) > 0.6 or a.bold != b.bold or a.italic != b.italic:
+        return False
+    gap = b.bbox[1] - a.bbox[3]
+    line_h = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
+    if gap < -1 or gap > 0.9 * line_h:
+        return False
+    return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
+
+
+def merge_headings(primary: Sequence[Heading], secondary: Sequence[Heading]) -> tuple[Heading, ...]:
+    """``primary`` headings plus the ``secondary`` ones that duplicate none of them, in reading order.
+
+    A secondary heading duplicates a primary one when their blocks overlap, or
+    when it prints the same title (normalised) on the same page.
+    """
+    held: set[int] = set()
+    titles: set[tuple[int, str]] = set()
+    for h in primary:
+        held.update(range(h.block, max(h.block_end, h.block + 1)))
+        titles.add((h.page, normalize_title(h.text)))
+    out = list(primary)
+    for h in secondary:
+        if any(i in held for i in range(h.block, max(h.block_end, h.block + 1))):
+            continue
+        if (h.page, normalize_title(h.text)) in titles:
+            continue
+        out.append(h)
+    out.sort(key=lambda h: (h.block, h.source != "contents"))
+    return tuple(out)
+
+
+def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading, ...]:
+    """Blocks whose layout evidence scores at least ``min_score``, levels unset (``source="layout"``)."""
+    body = body_style(document)
+    blocks = document.blocks
+    pages_of_text: dict[str, set[int]] = defaultdict(set)
+    for b in blocks:
+        if b.line_count <= 3 and len(b.text) <= 150 and not b.rotated:
+            pages_of_text[normalize_title(b.text)].add(b.page)
+    side: set[int] = set()
+    for p in range(document.page_count):
+        side |= _row_neighbours(document.page_blocks(p))
+
+    scored: list[tuple[Block, float, tuple[str, ...]]] = []
+    numbered: list[tuple[Block, float, tuple[str, ...], tuple, int]] = []  # below the bar, numbered
+    for b in blocks:
+        if b.rotated or b.line_count > 6 or len(b.text) > 320:
+            continue  # paragraphs: cheap rejection before any per-character work
+        text = _candidate_text(b)
+        if b.role == "toc" and not is_contents_title(text, plain=True):
+            continue
+        if _mostly_figures(text) or _garbled(text):
+            continue  # figures, amounts, dates, unreadable text
+        repeats = len(pages_of_text.get(normalize_title(b.text), ()))
+        s, why = score_block(b, text, body, side_by_side=b.index in side, repeats=repeats)
+        if s >= min_score:
+            scored.append((b, s, why))
+        elif s >= min_score - _SEQ_MARGIN and b.index not in side and repeats <= 8:
+            key = _sequence_key(b, text, body)
+            if key is not None:
+                numbered.append((b, s, why, key[0], key[1]))
+    if numbered:
+        scored = _continue_sequences(document, body, scored, numbered)
+
+    heads: list[Heading] = []
+    i = 0
+    while i < len(scored):
+        b, s, why = scored[i]
+        j = i
+        # multi-block headings: same style, stacked closely in one column; a block that opens with a
+        # number of its own is the next heading, not the rest of this one ("Part 1" + "I. Overview")
+        while (
+            j + 1 < len(scored)
+            and scored[j + 1][0].index == scored[j][0].index + 1
+            and _joinable(scored[j][0], scored[j + 1][0], body)
+            and not _SENTENCE_END.search(scored[j][0].text.rstrip())
+            and sum(len(x[0].text) for x in scored[i : j + 2]) <= 250
+            and not _opens_number(scored[j][0], scored[j + 1][0])
+        ):
+            j += 1
+        best = max(x[1] for x in scored[i : j + 1])
+        reasons = why + ((f"joined {j - i + 1} blocks",) if j > i else ())
+        heads.append(heading_from_block(document, b.index, scored[j][0].index, score=best, reasons=reasons))
+        i = j + 1
+    return tuple(heads)
+
+
+def _opens_number(a: Block, b: Block) -> bool:
+    """Whether ``b`` starts a number of its own after ``a`` (which is not a bare number label)."""
+    return parse_numbering(b.text)[0] is not None and not is_bare_label(a.text)
+
+
+# ---------------------------------------------------------------------------
+# numbering sequences: "1. Key financial data" ... "2. Dividend policy" set in body type
+
+#: How far below ``min_score`` a numbered block may score and still be taken when its number
+#: continues a sequence (the numbering, not the type face, makes it a heading).
+_SEQ_MARGIN = 4.0
+#: Schemes that also number list items, footnotes and table rows; they need the sequence to be
+#: spread over the text (paragraphs between the numbers) when no styled heading anchors them.
+_CAPTIONS = re.compile(r"^(?:fig(?:ure)?|table|chart|graph|exhibit|source|note\s+to)\b", re.I)
+
+
+def _sequence_key(b: Block, text: str, body: BodyStyle) -> tuple[tuple, int] | None:
+    """(sequence key, value) of a short numbered line that could be a heading, else None.
+
+    The key holds the scheme (and the label word of "Goal 2", and the depth and parent number of
+    "2.3") and the look, so that only numbers of one kind, set alike, continue each other.
+    """
+    if b.line_count > 2 or b.size < 0.75 * body.size:
+        return None
+    if b.size < 0.95 * body.size and not all_capitals(text):
+        return None  # smaller than the body: only small capitals ("II. RELATED WORK") can be a title
+    cjk = _CJK.search(text) is not None
+    if len(text) > (48 if cjk else 100):
+        return None
+    stripped = text.rstrip()
+    if _SENTENCE_END.search(stripped) or stripped.endswith((":", "：")) or _CAPTIONS.match(text):
+        return None
+    if "：" in stripped[:-2]:
+        return None  # "2、保荐机构：某某证券" is a labelled value in a list, not a title
+    num, rest = parse_numbering(text)
+    if num is None:
+        num = word_number(text)
+        if num is None:
+            return None
+        rest = text[len(num.label):]
+    if letter_count(rest) < 2:
+        return None
+    first = rest.lstrip("\"'“‘(")[:1]
+    if first.isalpha() and first.isascii() and first.islower():
+        return None  # "1. the Company shall ..." is a list item
+    label = num.label.rstrip(".:)").rsplit(" ", 1)[0].lower() if num.scheme == "word-decimal" else ""
+    look = (round(b.size * 2) / 2, b.bold, b.italic)
+    return (num.scheme, label, len(num.values), num.values[:-1], look), num.values[-1]
+
+
+def _continue_sequences(
+    document: Document,
+    body: BodyStyle,
+    scored: list[tuple[Block, float, tuple[str, ...]]],
+    numbered: list[tuple[Block, float, tuple[str, ...], tuple, int]],
+) -> list[tuple[Block, float, tuple[str, ...]]]:
+    """Add the numbered blocks whose number continues a sequence of headings.
+
+    A sequence is the run of blocks with one key (scheme, depth, parent number, look) in reading
+    order.  A numbered block below the bar is taken when the number just before or after it in
+    its run is a heading already and is one less / one more (chains propagate: "(1)" and "(3)"
+    styled, "(2)" in body type between them).  A run that no styled heading anchors is taken
+    when at least three consecutive numbers follow each other with running text between them —
+    list items sit next to each other, headings have sections between them.
+    """
+    taken = {b.index for b, _, _ in scored}
+    key_of: dict[int, tuple] = {}
+    runs: dict[tuple, list[tuple[int, int]]] = defaultdict(list)  # key -> [(block index, value)]
+    for b, _, _, key, value in numbered:
+        key_of[b.index] = key
+        runs[key].append((b.index, value))
+    # styled headings join the runs of their key, as anchors
+    for b, _, _ in scored:
+        if b.index in key_of:
+            continue
+        k = _sequence_key(b, _candidate_text(b), body)
+        if k is not None and k[0] in runs:
+            runs[k[0]].append((b.index, k[1]))
+    accepted: dict[int, str] = {}
+    blocks = document.blocks
+    for key, run in runs.items():
+        run.sort()
+        ok = [i in taken for i, _ in run]
+        follows = [run[k + 1][1] == run[k][1] + 1 for k in range(len(run) - 1)]
+        changed = True
+        while changed:  # propagate from anchors along consecutive numbers
+            changed = False
+            for k, f in enumerate(follows):
+                if f and ok[k] != ok[k + 1]:
+                    ok[k] = ok[k + 1] = True
+                    changed = True
+        for k, (i, v) in enumerate(run):
+            if ok[k] and i not in taken:
+                accepted[i] = "continues a numbered heading sequence"
+        # unanchored runs: three or more consecutive numbers, each pair with running text between
+        k = 0
+        while k < len(run):
+            m = k
+            while m < len(follows) and follows[m] and _text_between(blocks, run[m][0], run[m + 1][0]):
+                m += 1
+            if m - k + 1 >= 3:
+                for i, _ in run[k : m + 1]:
+                    if i not in taken:
+                        accepted.setdefault(i, f"numbered sequence of {m - k + 1} with text between")
+            k = m + 1
+    if not accepted:
+        return scored
+    extra = [(b, s, why + (f"{accepted[b.index]} +{_SEQ_MARGIN:.1f}",))
+             for b, s, why, _, _ in numbered if b.index in accepted]
+    return sorted(scored + extra, key=lambda x: x[0].index)
+
+
+def _text_between(blocks: Sequence[Block], i: int, j: int) -> bool:
+    """Whether running text (a paragraph, or a page turn) separates blocks ``i`` and ``j``."""
+    if blocks[j].page != blocks[i].page:
+        return True
+    return any(b.line_count >= 2 or len(b.text) >= 120 for b in blocks[i + 1 : j])
