@@ -59,6 +59,9 @@ Op = Literal["delete", "level", "add"]
 _OPS = ("delete", "level", "add")
 #: Level and source recorded for what a person decided.
 MANUAL = "manual"
+#: The view carries this many characters of each text block (the payload of a long report stays
+#: small); a longer line marked as a heading is exported cut there and read back whole from the PDF.
+VIEW_TEXT_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +352,15 @@ def find_pdf(corrections: Corrections) -> Path:
     return pdf
 
 
+def _whole_text(document: Document, h: CorrectedHeading) -> str:
+    """The heading's text, or its block's whole text where the view exported it cut short."""
+    if len(h.text) < VIEW_TEXT_CHARS or h.bbox is None or h.page >= document.page_count:
+        return h.text
+    b = document.block_at(h.page, h.bbox)
+    whole = " ".join(document.blocks[b].text.split()) if b is not None else ""
+    return whole if whole.startswith(h.text) else h.text
+
+
 def reference_doc_from_corrections(
     path: str | os.PathLike[str],
     *,
@@ -374,7 +386,7 @@ def reference_doc_from_corrections(
         raise ReferenceFormatError(f"written for sha1 {corr.sha1[:12]}, but {src.name} has sha1 {sha1[:12]}",
                                    path=path)
     doc = cached_extract(src, sha1=sha1, cache_dir=Path(cache_dir) if cache_dir is not None else None)
-    records = [{"text": h.text, "page": h.page + 1, "bbox": None if h.bbox is None else list(h.bbox)}
+    records = [{"text": _whole_text(doc, h), "page": h.page + 1, "bbox": None if h.bbox is None else list(h.bbox)}
                for h in corr.headings]
     hs = headings_for_reference(records, doc)
     hs = tuple(replace(h, level=c.level, level_source="reference", confidence=1.0)

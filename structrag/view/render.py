@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..corrections import CORRECTIONS_FORMAT, CORRECTIONS_SCHEMA
+from ..corrections import CORRECTIONS_FORMAT, CORRECTIONS_SCHEMA, VIEW_TEXT_CHARS
 from ..errors import ConfigError
 from ..model import BBox, Document, Heading
 
@@ -41,9 +41,6 @@ __all__ = [
 
 #: 96 dpi: an A4 page is ~794 px wide, sharp enough to read headings, ~100 KB as JPEG.
 DEFAULT_DPI = 96
-#: Characters of each block's text carried for "mark a line as a heading" (hover, export);
-#: the whole text would double the payload of a long report and the file re-reads it anyway.
-BLOCK_TEXT_CHARS = 120
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +187,7 @@ def tree_payload(document: Document, headings: Sequence[Heading], *,
     for b in document.blocks:
         if 0 <= b.page < document.page_count:
             t = " ".join(b.text.split())
-            blocks[b.page].append([*_round_box(b.bbox), t[:BLOCK_TEXT_CHARS], b.index])  # type: ignore[misc]
+            blocks[b.page].append([*_round_box(b.bbox), t[:VIEW_TEXT_CHARS], b.index])  # type: ignore[misc]
     return {
         "mode": "tree",
         "format": CORRECTIONS_FORMAT,
