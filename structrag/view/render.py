@@ -202,8 +202,8 @@ def tree_payload(document: Document, headings: Sequence[Heading], *,
 
 def _write_html(out: Path, payload: Mapping[str, Any], title: str) -> int:
     data = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    # the JSON sits in a <script> element: "</" must not close it early
-    data = data.replace("</", "<\\/").replace("<!--", "<\\!--")
+    # the JSON sits in a <script> element: no "</script" or "<!--" may appear in it, so no "<" at all
+    data = data.replace("<", "\\u003c")
     parts = {"__TITLE__": _escape(title), "/*__STYLE__*/": _asset("view.css"), "__DATA__": data,
              "/*__SCRIPT__*/": _asset("view.js")}
     # one pass: a heading that happens to contain a placeholder's name is not replaced
