@@ -61,7 +61,7 @@ _OPS = ("delete", "level", "add")
 MANUAL = "manual"
 #: The view carries this many characters of each text block (the payload of a long report stays
 #: small); a longer line marked as a heading is exported cut there and read back whole from the PDF.
-VIEW_TEXT_CHARS = 120
+VIEW_TEXT_CHARS = 80
 
 
 @dataclass(frozen=True, slots=True)

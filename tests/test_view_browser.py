@@ -111,22 +111,37 @@ def test_click_node_scrolls_to_box_and_back(browser, view):
     assert "hl" in obox.get_attribute("class").split() and "hl" not in box.get_attribute("class").split()
 
 
-def test_filters(browser, view):
+def test_filters(browser, view, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    _, html = view
-    open_view(browser, html)
+    pdf, html = view
     visible = "return [...document.querySelectorAll('li.node')].filter(e => e.offsetParent !== null).length"
+
+    def threshold(value: str) -> None:
+        thr = browser.find_element(By.ID, "filter-threshold")
+        browser.execute_script("arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'))",
+                               thr, value)
+
+    open_view(browser, html)
     assert browser.execute_script(visible) == 10
     Select(browser.find_element(By.ID, "filter-source")).select_by_value("outline")
     assert browser.execute_script(visible) == 10
-    browser.find_element(By.ID, "filter-low").click()  # outline headings all score 1.0: none is low
-    thr = browser.find_element(By.ID, "filter-threshold")
-    browser.execute_script("arguments[0].value = '0.5'; arguments[0].dispatchEvent(new Event('input'))", thr)
-    assert browser.execute_script(visible) == 0
-    browser.execute_script("arguments[0].value = '2'; arguments[0].dispatchEvent(new Event('input'))", thr)
+    browser.find_element(By.ID, "filter-low").click()
+    threshold("100")
+    assert browser.execute_script(visible) == 0  # outline entries are taken as given, never "low"
+    # layout-detected headings carry detection scores
+    layout = tmp_path / "layout.html"
+    assert run("view", pdf, "--ignore-outline", "-o", layout).returncode == 0
+    open_view(browser, layout)
+    scores = browser.execute_script("return window.structragView.headings().map(h => h.score)")
+    assert len(scores) == 10 and all(s is not None for s in scores)
+    browser.find_element(By.ID, "filter-low").click()
+    threshold(str(max(scores) + 1))
     assert browser.execute_script(visible) == 10
+    threshold(str(min(scores)))
+    assert browser.execute_script(visible) == 0
+    assert browser.find_elements(By.CSS_SELECTOR, ".box.hbox.dim")  # their boxes fade on the pages
 
 
 def test_corrections_roundtrip_through_toc(browser, view):
@@ -191,7 +206,7 @@ def test_corrections_roundtrip_through_toc(browser, view):
     ]
     assert lines[5].endswith("(p. 2)") and lines[5].strip().startswith(LOREM_START)
     js = json.loads(run("toc", pdf, "--corrections", out, "--json").stdout)
-    # the view carries lines cut at 120 characters; the file reads the marked line whole from the PDF
-    assert [(h["text"][:120], h["level"]) for h in js["headings"]] == \
+    # the view carries lines cut at 80 characters; the file reads the marked line whole from the PDF
+    assert [(h["text"][:80], h["level"]) for h in js["headings"]] == \
         [(h["text"], h["level"]) for h in exported["headings"]]
     assert [h["source"] for h in js["headings"]].count("manual") == 1

@@ -109,7 +109,7 @@ class PageImages:
     """
 
     def __init__(self, html: Path, sources: Mapping[str, str | os.PathLike[str]], *, inline: bool = False,
-                 dpi: int = DEFAULT_DPI, quality: int = 70, password: str | None = None) -> None:
+                 dpi: int = DEFAULT_DPI, quality: int = 60, password: str | None = None) -> None:
         if not 24 <= dpi <= 300:
             raise ConfigError(f"--dpi must be between 24 and 300, got {dpi}")
         self.html = html
@@ -143,7 +143,7 @@ class PageImages:
         pdf = self._pdf(doc)
         t0 = time.perf_counter()
         pix = pdf[page].get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
-        data = pix.tobytes("jpeg", jpg_quality=self.quality)
+        data = _jpeg(pix, self.quality)
         self.seconds += time.perf_counter() - t0
         self.count += 1
         self.bytes += len(data)
@@ -158,6 +158,23 @@ class PageImages:
         for d in self._open.values():
             d.close()
         self._open.clear()
+
+
+def _jpeg(pix: Any, quality: int) -> bytes:
+    """JPEG bytes of a pixmap: through Pillow when installed (libjpeg-turbo, ~10x faster than
+    PyMuPDF's encoder: 5 vs 55 ms an A4 page at 96 dpi), else through PyMuPDF."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return pix.tobytes("jpeg", jpg_quality=quality)
+    import io
+
+    mode = {1: "L", 3: "RGB"}.get(pix.n)
+    if mode is None:
+        return pix.tobytes("jpeg", jpg_quality=quality)
+    buf = io.BytesIO()
+    Image.frombytes(mode, (pix.width, pix.height), pix.samples).save(buf, "JPEG", quality=quality, optimize=True)
+    return buf.getvalue()
 
 
 def _round_box(b: Sequence[float] | None) -> list[float] | None:

@@ -117,14 +117,15 @@
     const sources = Array.from(new Set(H.map((h) => h.source))).sort();
     const srcSel = el("select", { id: "filter-source", title: "show one source only" },
       el("option", { value: "", text: "all sources" }), ...sources.map((s) => el("option", { value: s, text: s })));
-    const scored = H.map((h) => h.score).filter((s) => s !== null).sort((a, b) => a - b);
+    // only layout detection scores its headings; outline and contents entries are taken as given
+    const scored = H.filter((h) => h.source === "layout" && h.score !== null).map((h) => h.score).sort((a, b) => a - b);
     const lowDefault = scored.length ? scored[Math.floor(scored.length / 4)] : 1;
     const lowChk = el("input", { type: "checkbox", id: "filter-low" });
     const lowThr = el("input", { type: "number", id: "filter-threshold", step: "0.1", value: String(lowDefault) });
     side.append(el("div", { class: "tools" },
       srcSel,
-      el("label", { title: "show only headings scored below the threshold (the lowest quarter by default)" },
-        lowChk, "score below", lowThr),
+      el("label", { title: "show only layout-detected headings scored below the threshold (by default: the lowest quarter)" },
+        lowChk, "low score <", lowThr),
       el("button", { onclick: () => { collapsed.clear(); render(); }, text: "expand all" }),
       el("button", { onclick: () => { H.forEach((h) => collapsed.add(h.id)); render(); }, text: "collapse all" })));
     const treeRoot = el("ul", { class: "tree", id: "tree" });
@@ -135,7 +136,7 @@
 
     function matches(h) {
       if (srcSel.value && h.source !== srcSel.value) return false;
-      if (lowChk.checked) return h.score !== null && h.score < parseFloat(lowThr.value);
+      if (lowChk.checked) return h.source === "layout" && h.score !== null && h.score < parseFloat(lowThr.value);
       return true;
     }
 
