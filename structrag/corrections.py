@@ -352,6 +352,21 @@ def find_pdf(corrections: Corrections) -> Path:
     return pdf
 
 
+def tree_depths(levels: Sequence[int]) -> list[int]:
+    """Each heading's depth in the tree its levels make (the tree's rule: the parent is the most
+    recent heading of a smaller level).  A hand-made tree may jump levels (L1 then L3); training
+    needs the sequence a reader sees, where no level exceeds the previous one by more than one."""
+    stack: list[tuple[int, int]] = []  # (level, depth) of the open headings
+    out: list[int] = []
+    for lv in levels:
+        while stack and stack[-1][0] >= lv:
+            stack.pop()
+        depth = stack[-1][1] + 1 if stack else 1
+        stack.append((lv, depth))
+        out.append(depth)
+    return out
+
+
 def _whole_text(document: Document, h: CorrectedHeading) -> str:
     """The heading's text, or its block's whole text where the view exported it cut short."""
     if len(h.text) < VIEW_TEXT_CHARS or h.bbox is None or h.page >= document.page_count:
@@ -389,8 +404,8 @@ def reference_doc_from_corrections(
     records = [{"text": _whole_text(doc, h), "page": h.page + 1, "bbox": None if h.bbox is None else list(h.bbox)}
                for h in corr.headings]
     hs = headings_for_reference(records, doc)
-    hs = tuple(replace(h, level=c.level, level_source="reference", confidence=1.0)
-               for h, c in zip(hs, corr.headings))
+    hs = tuple(replace(h, level=lv, level_source="reference", confidence=1.0)
+               for h, lv in zip(hs, tree_depths([c.level for c in corr.headings])))
     return ReferenceDoc(doc_id=Path(path).name.split(".")[0], group="corrections", document=doc, headings=hs,
                         pdf_sha1=sha1, toc_sha1=file_sha1(Path(path)),
                         located=sum(1 for h in hs if h.bbox is not None))

@@ -165,3 +165,42 @@ def test_corrected_tree_as_training_labels(parsed, tmp_path):
     assert ref.headings[0].size > 0  # style from the printed block
     X, y, _ = training_rows(ref)
     assert len(X) == len(y) > 0
+
+
+def test_tree_depths_make_a_valid_sequence():
+    from structrag.corrections import tree_depths
+
+    assert tree_depths([1, 3, 3, 2, 4, 1, 2]) == [1, 2, 2, 2, 3, 1, 2]
+    assert tree_depths([2, 2, 1]) == [1, 1, 1]
+
+
+def test_train_levels_also_takes_corrections(tmp_path):
+    """`structrag train-levels --also X.corrections.json`: the corrected tree joins the training documents."""
+    import pymupdf
+
+    from structrag.cli import main
+
+    data = tmp_path / "headings"
+    data.mkdir()
+    ref = numbered_report(data / "ref.pdf", chapters=2, sections=2, subsections=1, with_toc=True)
+    toc = pymupdf.open(ref).get_toc()
+    (data / "ref.toc.json").write_text(json.dumps({"toc": toc}), encoding="utf-8")
+    (data / "manifest.jsonl").write_text(json.dumps({"doc_id": "ref", "group": "business"}) + "\n", encoding="utf-8")
+    fixed = tmp_path / "fixed"
+    fixed.mkdir()
+    pdf = numbered_report(fixed / "mine.pdf", chapters=3, sections=1, subsections=1)  # no bookmarks
+    p = parse_pdf(pdf, outline="ignore")
+    corr = {"format": CORRECTIONS_FORMAT, "schema_version": "1.0",
+            "document": {"name": "mine.pdf", "sha1": p.document.sha1, "pages": p.document.page_count},
+            "corrections": [],
+            "headings": [{"text": h.text, "page": h.page + 1, "bbox": list(h.bbox), "level": h.text.split()[0].count(".") + 1}
+                         for h in p.headings]}
+    del corr["headings"][1]  # "1.1 ..." deleted by hand: its "1.1.1" child now jumps from level 1 to 3
+    (fixed / "mine.corrections.json").write_text(json.dumps(corr), encoding="utf-8")
+    out = tmp_path / "levels.txt"
+    assert main(["train-levels", "--data", str(data), "--also", str(fixed), "--out", str(out),
+                 "--rounds", "3", "--dagger-rounds", "0"]) == 0
+    meta = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    docs = {d["doc_id"]: d for d in meta["documents"]}
+    assert set(docs) == {"ref", "mine"} and docs["mine"]["group"] == "corrections"
+    assert docs["mine"]["headings"] == len(corr["headings"])
