@@ -42,6 +42,7 @@ def browser_or_skip(download_dir: Path):
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
               "--window-size=1400,900", "--disable-extensions", "--no-first-run"):
         opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the page's script errors, for js_errors()
     opts.add_experimental_option("prefs", {"download.default_directory": str(download_dir),
                                            "download.prompt_for_download": False})
     try:
@@ -60,3 +61,8 @@ def wait_for(predicate, timeout: float = 10.0, what: str = "condition"):
             return got
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def js_errors(driver) -> list[str]:
+    """Script errors the page logged since the last call (uncaught exceptions, failed loads)."""
+    return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]

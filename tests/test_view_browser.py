@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import browser_or_skip, wait_for
+from browser import browser_or_skip, js_errors, wait_for
 from pdfgen import numbered_report
 
 LOREM_START = "The company reports its results in this section."
@@ -84,6 +84,7 @@ def test_tree_renders_with_levels_and_images(browser, view):
         what="the first page image")
     assert browser.execute_script("return document.querySelector('.page img').getAttribute('src')") \
         .startswith("report_pages/")
+    assert js_errors(browser) == []
 
 
 def test_click_node_scrolls_to_box_and_back(browser, view):
@@ -210,3 +211,4 @@ def test_corrections_roundtrip_through_toc(browser, view):
     assert [(h["text"][:80], h["level"]) for h in js["headings"]] == \
         [(h["text"], h["level"]) for h in exported["headings"]]
     assert [h["source"] for h in js["headings"]].count("manual") == 1
+    assert js_errors(browser) == []

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from browser import browser_or_skip, wait_for
+from browser import browser_or_skip, js_errors, wait_for
 from structrag.cli import main
 from test_index_support import GLOBEX, make_report, write_queries
 
@@ -91,3 +91,4 @@ def test_hits_in_the_browser(index, browser, tmp_path):
     wait_for(lambda: browser.execute_script(
         "const r = arguments[0].getBoundingClientRect(), p = document.getElementById('pages').getBoundingClientRect();"
         "return r.top >= p.top && r.bottom <= p.bottom;", boxes[0]), what="the hit's box in view")
+    assert js_errors(browser) == []

@@ -214,6 +214,7 @@ def tree_payload(document: Document, headings: Sequence[Heading], *,
         "docs": {document.name: {"sizes": [[round(w, 1), round(h, 1)] for w, h in document.page_sizes]}},
         "headings": [_heading_record(i, h) for i, h in enumerate(headings)],
         "blocks": blocks,
+        "text_chars": VIEW_TEXT_CHARS,
     }
 
 

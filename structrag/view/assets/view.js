@@ -8,6 +8,7 @@
   const pagesEl = document.getElementById("pages");
   const LEVEL_COLORS = ["--l1", "--l2", "--l3", "--l4", "--l5", "--l6", "--l7"];
   const MAX_LEVEL = 9;
+  const CUT = D.text_chars || 80; // the payload carries this many characters of each line
 
   function color(level) {
     return "var(" + LEVEL_COLORS[Math.min(Math.max(level, 1), LEVEL_COLORS.length) - 1] + ")";
@@ -219,7 +220,7 @@
       for (const h of H) {
         const b = placeBox(name, h.page, h.bbox, "hbox" + (h.deleted ? " deleted" : "") + (matches(h) ? "" : " dim"));
         if (!b) continue;
-        b.style.setProperty("--c", color(h.level));
+        b.style.setProperty("--c", h.deleted ? "#999" : color(h.level));
         b.dataset.id = h.id;
         b.title = hoverText(h);
         b.addEventListener("click", (e) => { if (!adding) { e.stopPropagation(); select(h.id, "page"); } });
@@ -333,7 +334,7 @@
       closePicker();
       if (!b) { status("no text line there"); return; }
       showAt(hover, div, b);
-      picker = el("div", { class: "picker" }, el("div", { class: "ptext", text: "\u201c" + b[4] + "\u201d as a heading of level:" }));
+      picker = el("div", { class: "picker" }, el("div", { class: "ptext", text: "\u201c" + b[4] + (b[4].length >= CUT ? "\u2026" : "") + "\u201d as a heading of level:" }));
       for (let lv = 1; lv <= 6; lv++) {
         const btn = el("button", { class: "pick-level", "data-level": lv, text: "L" + lv,
           onclick: () => { closePicker(); hover.remove(); mark(page, b, lv); } });
