@@ -92,3 +92,20 @@ def test_hits_in_the_browser(index, browser, tmp_path):
         "const r = arguments[0].getBoundingClientRect(), p = document.getElementById('pages').getBoundingClientRect();"
         "return r.top >= p.top && r.bottom <= p.bottom;", boxes[0]), what="the hit's box in view")
     assert js_errors(browser) == []
+
+
+def test_eval_retrieval_writes_the_misses(index, tmp_path, capsys):
+    d, out = index
+    queries = write_queries(tmp_path / "queries.jsonl")
+    with queries.open("a", encoding="utf-8") as f:  # labelled with the wrong page: its first hit "misses"
+        f.write(json.dumps({"qid": "miss", "query": "capital expenditures in 2024", "doc": "acme.pdf",
+                            "relevant_pages": [0]}) + "\n")
+    html = tmp_path / "misses.html"
+    assert main(["eval", "retrieval", str(queries), "--index", str(out), "--mode", "bm25", "--out",
+                 str(tmp_path / "rep"), "--no-plots", "--no-progress", "--misses-html", str(html)]) == 0
+    capsys.readouterr()
+    every = tmp_path / "all.html"
+    assert main(["view", str(out), "--queries", str(queries), "--all-queries", "--mode", "bm25", "-o", str(every)]) == 0
+    missed = [q["query"] for q in payload(every)["queries"] if not q["hits"][0]["relevant"]]
+    assert "capital expenditures in 2024" in missed
+    assert [q["query"] for q in payload(html)["queries"]] == missed
