@@ -179,9 +179,8 @@ def _train(args: argparse.Namespace) -> int:
         raise ConfigError("unknown doc_id(s) in --exclude: " + ", ".join(sorted(unknown)))
     refs = [r for r in refs if r.doc_id not in excluded]
     if args.also:
-        from .levels.training import outline_reference_docs
-
         from .corrections import reference_doc_from_corrections
+        from .levels.training import outline_reference_docs
 
         pdfs: list[Path] = []
         fixed: list[Path] = []  # corrections files from `structrag view`: their corrected trees are labels

@@ -257,7 +257,7 @@ def _find(headings: Sequence[Heading], c: Correction) -> int | None:
         return None
     boxed = [(i, _overlap(h.bbox, c.bbox)) for i, h in enumerate(headings) if h.page == c.page and h.bbox]
     boxed = [(i, o) for i, o in boxed if o >= 0.6]
-    return max(boxed, key=lambda t: t[1])[0] if len(boxed) >= 1 else None
+    return max(boxed, key=lambda t: t[1])[0] if boxed else None
 
 
 def _check_document(document: Document, corrections: Corrections) -> None:
