@@ -45,7 +45,8 @@ def _browser_figures(html: Path, select: str | None, screenshot: Path | None) ->
         d.get(html.resolve().as_uri())
         while d.execute_script("return document.documentElement.dataset.ready") != "1":
             time.sleep(0.01)
-        out: dict = {"browser": d.capabilities.get("browserVersion"), "open_to_ready_s": round(time.perf_counter() - t0, 3)}
+        ready = round(time.perf_counter() - t0, 3)
+        out: dict = {"browser": d.capabilities.get("browserVersion"), "open_to_ready_s": ready}
         rows = d.find_elements(By.CSS_SELECTOR, "li.node > .row .t")
         out["tree_nodes"] = len(rows)
         pick = next((r for r in rows if select and select in r.text), rows[len(rows) // 2] if rows else None)

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from structrag.errors import ConfigError
+from structrag.errors import ConfigError, InputError
 from structrag.view import DEFAULT_DPI, HitView, PageRef, QueryView, ViewStats, write_hits_view
 
 __all__ = ["hit_views", "query_view", "write_query_view", "failed_queries_view", "register"]
@@ -61,8 +61,14 @@ def query_view(index: Any, query: str, hits: Sequence[Any], *, doc: str | None =
                      note=note)
 
 
-def _sources(index: Any) -> dict[str, str]:
-    return {d.name: d.path for d in index.documents()}
+def _sources(index: Any, needed: Iterable[str] | None = None) -> dict[str, str]:
+    """Document name -> the PDF the index read; a PDF moved since then is an error naming both."""
+    out = {d.name: d.path for d in index.documents()}
+    for name in needed or ():
+        if name in out and not Path(out[name]).is_file():
+            raise InputError(f"the PDF of {name} is no longer at {out[name]}", path=index.path,
+                             hint="page images are rendered from the indexed file: put it back, or index it again")
+    return out
 
 
 def write_query_view(index: Any, queries: Sequence[tuple[str, Sequence[Any]]] | Sequence[QueryView],
@@ -70,7 +76,8 @@ def write_query_view(index: Any, queries: Sequence[tuple[str, Sequence[Any]]] | 
     """Write the view of ``(query, hits)`` pairs (or prepared :class:`QueryView` s) searched in ``index``."""
     cache: dict[str, dict[str, Any]] = {}
     views = [q if isinstance(q, QueryView) else query_view(index, q[0], q[1], _chunks=cache) for q in queries]
-    return write_hits_view(out, views, _sources(index), inline=inline, dpi=dpi,
+    sources = _sources(index, {h.doc for v in views for h in v.hits})
+    return write_hits_view(out, views, sources, inline=inline, dpi=dpi,
                            title=views[0].query if len(views) == 1 else f"{len(views)} queries")
 
 
@@ -97,7 +104,8 @@ def failed_queries_view(index: Any, queries: Sequence[Any], out: str | Path, *, 
             views.append(query_view(index, q.query, hits, doc=q.doc, relevant_pages=q.relevant_pages, _chunks=cache))
     if not views:
         return None, searched, 0
-    stats = write_hits_view(out, views, _sources(index), inline=inline, dpi=dpi,
+    sources = _sources(index, {h.doc for v in views for h in v.hits} | {e.doc for v in views for e in v.expected})
+    stats = write_hits_view(out, views, sources, inline=inline, dpi=dpi,
                             title=f"{len(views)} of {searched} queries")
     return stats, searched, len(views)
 

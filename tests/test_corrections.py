@@ -106,7 +106,8 @@ def test_apply_delete_level_add(parsed):
     assert relevel.level == 3 and relevel.level_source == "manual"
     fixed = apply_to_parsed(parsed, c)
     assert fixed.tree.to_text(pages=False).splitlines()[:4] == [
-        "1 Chapter One", "  1.1 Section 1.1 results", "    1.2 Section 1.2 results", "    1.2.1 Detail 1.2.1 discussion"]
+        "1 Chapter One", "  1.1 Section 1.1 results", "    1.2 Section 1.2 results",
+        "    1.2.1 Detail 1.2.1 discussion"]
     assert fixed.stats["corrections"]["applied"] == 3 and fixed.stats["heading_sources"]["manual"] == 1
     # the originals are untouched (frozen values)
     assert heading(parsed, "1.2 Section 1.2 results").level == 2
@@ -193,7 +194,8 @@ def test_train_levels_also_takes_corrections(tmp_path):
     corr = {"format": CORRECTIONS_FORMAT, "schema_version": "1.0",
             "document": {"name": "mine.pdf", "sha1": p.document.sha1, "pages": p.document.page_count},
             "corrections": [],
-            "headings": [{"text": h.text, "page": h.page + 1, "bbox": list(h.bbox), "level": h.text.split()[0].count(".") + 1}
+            "headings": [{"text": h.text, "page": h.page + 1, "bbox": list(h.bbox),
+                          "level": h.text.split()[0].count(".") + 1}
                          for h in p.headings]}
     del corr["headings"][1]  # "1.1 ..." deleted by hand: its "1.1.1" child now jumps from level 1 to 3
     (fixed / "mine.corrections.json").write_text(json.dumps(corr), encoding="utf-8")

@@ -109,3 +109,15 @@ def test_eval_retrieval_writes_the_misses(index, tmp_path, capsys):
     missed = [q["query"] for q in payload(every)["queries"] if not q["hits"][0]["relevant"]]
     assert "capital expenditures in 2024" in missed
     assert [q["query"] for q in payload(html)["queries"]] == missed
+
+
+def test_a_moved_pdf_is_named(tmp_path, capsys):
+    (tmp_path / "pdfs").mkdir()
+    pdf = make_report(tmp_path / "pdfs" / "gone.pdf")
+    assert main(["index", str(tmp_path / "pdfs"), "--out", str(tmp_path / "ix"), "--no-dense", "--quiet"]) == 0
+    pdf.unlink()
+    capsys.readouterr()
+    assert main(["view", str(tmp_path / "ix"), "--query", "capital expenditures", "--mode", "bm25",
+                 "-o", str(tmp_path / "h.html")]) == 2
+    err = capsys.readouterr().err
+    assert "the PDF of gone.pdf is no longer at" in err and str(tmp_path / "ix") in err
