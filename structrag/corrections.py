@@ -110,12 +110,14 @@ class Corrections:
     headings: tuple[CorrectedHeading, ...] = ()
     path: str | None = None
     schema_version: str = CORRECTIONS_SCHEMA
+    settings: tuple[tuple[str, str], ...] = ()  # the options the view's tree was made with (outline, ...)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": CORRECTIONS_FORMAT,
             "schema_version": self.schema_version,
             "document": {"name": self.document, "sha1": self.sha1, "pages": self.pages},
+            "settings": dict(self.settings),
             "corrections": [c.to_dict() for c in self.corrections],
             "headings": [h.to_dict() for h in self.headings],
         }
@@ -221,8 +223,12 @@ def corrections_from_dict(data: Any, *, path: str | os.PathLike[str] | None = No
         page = _page(rec, where, path, pages)
         tree.append(CorrectedHeading(text=_text(rec, where, path, page), page=page,
                                      bbox=_box(rec, where, path, page), level=_level(rec, where, path, page)))
+    settings = data.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise _fail("\"settings\" must be an object", path)
     return Corrections(document=doc["name"], sha1=sha1, pages=pages, corrections=tuple(out),
-                       headings=tuple(tree), path=None if path is None else str(path), schema_version=version)
+                       headings=tuple(tree), path=None if path is None else str(path), schema_version=version,
+                       settings=tuple(sorted((str(k), str(v)) for k, v in settings.items())))
 
 
 # --- applying -------------------------------------------------------------------------------
@@ -283,9 +289,11 @@ def apply_corrections(document: Document, headings: Sequence[Heading],
             continue
         i = _find(hs, c)
         if i is None:
+            made = ", ".join(f"{k}={v}" for k, v in corrections.settings)
             raise ReferenceFormatError(
                 f"correction {n} ({c.describe()}): no such heading in this tree", path=corrections.path,
-                page=c.page + 1, hint="was the tree made with other options (--ignore-outline, --predictor)?")
+                page=c.page + 1, hint="the view's tree was made with " + made + "; use the same options here"
+                if made else "was the tree made with other options (--ignore-outline, --predictor)?")
         if c.op == "delete":
             del hs[i]
         else:

@@ -125,6 +125,10 @@ def test_unknown_heading_and_other_file_are_errors(parsed):
     with pytest.raises(ReferenceFormatError) as e:
         apply_corrections(parsed.document, parsed.headings, c)
     assert str(e.value).startswith("fix.json, page 2: correction 1 (delete 'No such heading' on page 2)")
+    made = corrections_from_dict({**base(parsed, [{"op": "delete", "page": 2, "text": "No such heading"}]),
+                                  "settings": {"outline": "ignore", "predictor": "learned"}}, path="fix.json")
+    with pytest.raises(ReferenceFormatError, match="made with outline=ignore, predictor=learned"):
+        apply_corrections(parsed.document, parsed.headings, made)
     other = corrections_from_dict(base(parsed, [], sha1="0" * 40), path="fix.json")
     with pytest.raises(ReferenceFormatError, match="fix.json: written for report.pdf"):
         apply_corrections(parsed.document, parsed.headings, other)
