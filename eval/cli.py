@@ -98,6 +98,14 @@ def _cmd_retrieval(args: argparse.Namespace) -> int:
     ks = [int(k) for k in _split(args.k) or ["1", "2", "3", "5", "10", "20"]]
     rep = run_retrieval(args.queries, args.index, modes=_split(args.mode), ks=ks, depth=args.depth,
                         scope=args.scope, progress=args.progress, command=_command(args))
+    if args.misses_html:  # the queries whose first hit missed, on their pages (retrievers.view_hits)
+        from retrievers.index import Index
+        from retrievers.training import load_queries
+        from retrievers.view_hits import failed_queries_view
+
+        with Index.open(args.index) as index:
+            failed_queries_view(index, load_queries(args.queries), args.misses_html,
+                                mode=(_split(args.mode) or ["ranker"])[0])
     return _finish(rep, args, "retrieval")
 
 
@@ -172,6 +180,9 @@ def register(subparsers: Any) -> None:
     q.add_argument("--depth", type=int, default=50, help="chunks retrieved per query")
     q.add_argument("--scope", choices=["document", "collection"], default="document",
                    help="search within the query's document (default) or the whole index")
+    q.add_argument("--misses-html", default=None, metavar="FILE",
+                   help="also write an HTML view of the queries whose first hit (first --mode, within the "
+                   "query's document) is not on a relevant page, beside their relevant pages")
     _common(q)
     q.set_defaults(func=_cmd_retrieval)
 

@@ -201,6 +201,9 @@ def register_query(subparsers: Any) -> None:
     _add_query_arguments(p)
     p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
     p.set_defaults(func=_cmd_query)
+    from .view_hits import register as register_views
+
+    register_views(subparsers, p)  # query --html, and `structrag view DIR --query`
 
 
 def _pages_label(pages: Sequence[int]) -> str:
@@ -245,6 +248,11 @@ def _cmd_query(args: argparse.Namespace) -> int:
         raise ConfigError(f"--candidates must be at least 1, not {args.candidates}")
     with Index.open(args.index) as index:
         hits = index.search(args.question, k=args.k, doc=args.doc, mode=args.mode, candidates=args.candidates)
+        if getattr(args, "html", None):  # the hits on their pages (retrievers.view_hits)
+            from .view_hits import write_query_view
+
+            stats = write_query_view(index, [(args.question, hits)], args.html)
+            print(f"structrag: {stats.summary()}", file=sys.stderr)
     try:
         print_hits(hits, as_json=args.json)
     except BrokenPipeError:

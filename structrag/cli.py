@@ -24,8 +24,10 @@ __all__ = ["main", "build_parser"]
 
 
 def _toc(args: argparse.Namespace) -> int:
+    from .corrections import apply_to_parsed, load_corrections
     from .pipeline import parse_pdf
 
+    corrections = load_corrections(args.corrections) if getattr(args, "corrections", None) else None  # fail fast
     parsed = parse_pdf(
         args.pdf,
         outline="ignore" if args.ignore_outline else "auto",
@@ -34,6 +36,8 @@ def _toc(args: argparse.Namespace) -> int:
         progress=None if args.progress is None else args.progress,
         **level_options_from_args(args),
     )
+    if corrections is not None:  # a user's fixes (structrag view): after levels, before the tree
+        parsed = apply_to_parsed(parsed, corrections)
     doc, tree = parsed.document, parsed.tree
     for w in doc.warnings:
         print(f"structrag: warning: {w}", file=sys.stderr)
@@ -95,12 +99,17 @@ def build_parser(*, plugins: bool = True) -> argparse.ArgumentParser:
                    help="do not use the printed table of contents; headings from the layout only "
                    "(each heading's source in --json: outline, contents or layout)")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
+    p.add_argument("--corrections", default=None, metavar="FILE",
+                   help="apply a corrections file exported by 'structrag view' (delete, re-level, add headings)")
     p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
     add_level_arguments(p, stats_help="print timings and the level predictor's accounting: calls, images, "
                         "tokens, retries, projections, fallbacks")
     p.set_defaults(func=_toc)
     cli_levels.register(sub)
+    from .view.cli import register as register_view
+
+    register_view(sub)  # before the plugins: retrievers extends `view` to index folders
 
     if plugins:
         _register_plugins(sub)

@@ -60,7 +60,9 @@ def register(sub: Any) -> None:
     t.add_argument("--exclude", nargs="*", default=(), metavar="DOC_ID", help="documents to leave out")
     t.add_argument("--also", nargs="*", default=(), metavar="PDF_OR_DIR",
                    help="more training documents: PDFs (or folders of PDFs) with their own bookmarks; those "
-                   "with fewer than 8 entries or an editorial outline (under half its titles printed) are skipped")
+                   "with fewer than 8 entries or an editorial outline (under half its titles printed) are skipped; "
+                   "and corrections files from 'structrag view' (*.corrections.json, beside their PDF), whose "
+                   "corrected trees are taken as labels")
     t.add_argument("--cache", default=None, help="folder to cache extracted documents in")
     t.set_defaults(func=_train)
 
@@ -199,12 +201,17 @@ def _train(args: argparse.Namespace) -> int:
         raise ConfigError("unknown doc_id(s) in --exclude: " + ", ".join(sorted(unknown)))
     refs = [r for r in refs if r.doc_id not in excluded]
     if args.also:
+        from .corrections import reference_doc_from_corrections
         from .levels.references import outline_reference_docs
 
         pdfs: list[Path] = []
+        fixed: list[Path] = []  # corrections files from `structrag view`: their corrected trees are labels
         for a in args.also:
             p = Path(a)
-            pdfs.extend(sorted(p.glob("*.pdf")) if p.is_dir() else [p])
+            fixed.extend(sorted(p.glob("*.corrections.json")) if p.is_dir() else [p] if p.suffix == ".json" else [])
+            pdfs.extend(sorted(p.glob("*.pdf")) if p.is_dir() else [] if p.suffix == ".json" else [p])
+        refs += [r for r in (reference_doc_from_corrections(f, cache_dir=args.cache) for f in fixed)
+                 if r.doc_id not in excluded]
         extra, skipped = outline_reference_docs(pdfs, cache_dir=args.cache, skip_sha1={r.pdf_sha1 for r in refs})
         for name, why in skipped:
             print(f"skipped {name}: {why}", file=sys.stderr)

@@ -1,0 +1,85 @@
+"""The ``structrag view`` sub-command: a PDF's heading tree as one HTML file.
+
+Packages above the core extend the command: retrievers adds ``--query`` and a
+handler for index folders (``structrag view INDEX --query ...``) by setting
+``index_view`` on this parser, so the core never imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    """Add ``view`` to the ``structrag`` sub-parsers."""
+    from ..cli import add_level_arguments
+
+    p = sub.add_parser(
+        "view",
+        help="write an HTML view of a PDF's heading tree (or of an index's search hits)",
+        description="Write one self-contained HTML file: the heading tree (level, page, source, score; reasons "
+        "on hover) beside the pages with each heading's box. In the page you can delete a heading, change "
+        "its level or mark a line as a heading, and export a corrections file for "
+        "'structrag toc --corrections' and 'structrag train-levels --also'.",
+    )
+    p.add_argument("target", help="the PDF (or an index folder, with --query)")
+    p.add_argument("-o", "--output", default=None, metavar="HTML",
+                   help="the HTML file to write (default: NAME.html in the current folder)")
+    p.add_argument("--inline", action="store_true",
+                   help="embed the page images in the HTML (one file, several MB larger) instead of a "
+                   "NAME_pages/ folder beside it")
+    p.add_argument("--dpi", type=int, default=None, help="resolution of the page images (default: 96)")
+    p.add_argument("--corrections", default=None, metavar="FILE",
+                   help="show the tree with an earlier corrections file applied")
+    p.add_argument("--ignore-outline", action="store_true",
+                   help="do not use the PDF's own outline (bookmarks); detect headings from the layout")
+    p.add_argument("--ignore-contents", action="store_true", help="do not use the printed table of contents")
+    p.add_argument("--password", default=None, help="password of an encrypted PDF")
+    p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
+    add_level_arguments(p)
+    p.set_defaults(func=_cmd_view, index_view=None)
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from ..cli import level_options_from_args
+    from ..corrections import apply_to_parsed, load_corrections
+    from ..pipeline import parse_pdf
+    from .render import DEFAULT_DPI, write_tree_view
+
+    target = Path(args.target)
+    if target.is_dir():
+        if args.index_view is None:
+            raise ConfigError("is a folder: showing an index's search hits needs the retrievers package",
+                              path=target, hint="pip install structrag (with retrievers), or pass a PDF")
+        return int(args.index_view(args) or 0)
+    if getattr(args, "query", None):
+        raise ConfigError("--query needs an index folder, not a PDF", path=target,
+                          hint="structrag index DIR REPORT.pdf, then structrag view DIR --query ...")
+    corrections = load_corrections(args.corrections) if args.corrections else None  # fail before parsing
+    parsed = parse_pdf(
+        target,
+        outline="ignore" if args.ignore_outline else "auto",
+        contents="ignore" if args.ignore_contents else "auto",
+        password=args.password,
+        progress=args.progress,
+        **level_options_from_args(args),
+    )
+    if corrections is not None:
+        parsed = apply_to_parsed(parsed, corrections)
+    for w in parsed.document.warnings:
+        print(f"structrag: warning: {w}", file=sys.stderr)
+    out = Path(args.output) if args.output else Path(target.stem + ".html")
+    settings = {"outline": "ignore" if args.ignore_outline else "auto",
+                "contents": "ignore" if args.ignore_contents else "auto", "predictor": str(args.predictor)}
+    stats = write_tree_view(out, parsed.document, parsed.headings, pdf=target, inline=args.inline,
+                            dpi=args.dpi or DEFAULT_DPI, password=args.password, settings=settings)
+    print(f"structrag: {stats.summary()}", file=sys.stderr)
+    return 0
