@@ -20,7 +20,7 @@ from .cli_options import add_level_arguments, level_options_from_args
 from .errors import ConfigError, ReferenceFormatError
 from .model import Document, Heading
 
-__all__ = ["register", "read_reference_headings", "headings_for_reference"]
+__all__ = ["register", "read_reference_headings"]
 
 
 def register(sub: Any) -> None:
@@ -123,43 +123,6 @@ def _check_style(rec: dict, where: str, path: Path, page: int) -> None:
         raise bad("color", "an sRGB integer from 0 to 16777215")
 
 
-def headings_for_reference(records: Sequence[dict], document: Document | None) -> tuple[Heading, ...]:
-    """Headings for reference records; with a document, each takes the style of the block under its bbox."""
-    from .numbering import parse_numbering
-    from .headings.outline import heading_from_block
-
-    out: list[Heading] = []
-    for i, rec in enumerate(records):
-        page = int(rec["page"]) - 1
-        text = " ".join(rec["text"].split())
-        bbox = tuple(float(v) for v in rec["bbox"]) if rec.get("bbox") is not None else None
-        if document is not None:
-            if page >= document.page_count:
-                raise ReferenceFormatError(
-                    f"heading {i + 1} is on page {page + 1}, but the PDF has {document.page_count} pages",
-                    path=document.path, page=page + 1)
-            blk = document.block_at(page, bbox) if bbox is not None else None
-            if blk is not None:
-                h = heading_from_block(document, blk, blk, text=text, source="reference")
-                out.append(Heading(**{**_fields(h), "bbox": bbox}))
-                continue
-            b = document.first_block_on_or_after(page)
-        else:
-            b = len(out)
-        num, _ = parse_numbering(text)
-        out.append(Heading(
-            text=text, page=page, bbox=bbox, block=b, block_end=b,
-            font=str(rec.get("font", "")), size=float(rec.get("size", 0.0)) if bbox is not None else 0.0,
-            bold=bool(rec.get("bold", False)), italic=bool(rec.get("italic", False)),
-            color=int(rec.get("color", 0)), numbering=num, source="reference",
-        ))
-    return tuple(out)
-
-
-def _fields(h: Heading) -> dict:
-    return {f: getattr(h, f) for f in Heading.__dataclass_fields__}
-
-
 def _levels(args: argparse.Namespace) -> int:
     from .levels import assign_levels
 
@@ -169,6 +132,8 @@ def _levels(args: argparse.Namespace) -> int:
         from .extraction import extract
 
         document = extract(args.pdf, password=args.password, progress=False)
+    from .levels.references import headings_for_reference
+
     headings = headings_for_reference(records, document)
     opts = level_options_from_args(args)  # --level-model included
     result = assign_levels(document, headings, **opts)

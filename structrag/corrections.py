@@ -395,9 +395,8 @@ def reference_doc_from_corrections(
     The file's ``headings`` are the labels; each takes the style of the block under its box
     (as in the level-only protocol), so the predictor learns from the page as printed.
     """
-    from .cli_levels import headings_for_reference
     from .files import file_sha1
-    from .levels.references import ReferenceDoc, cached_extract
+    from .levels.references import ReferenceDoc, cached_extract, headings_for_reference
 
     corr = load_corrections(path)
     if not corr.headings:

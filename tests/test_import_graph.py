@@ -166,8 +166,10 @@ STAGES = (
     ("levels", ("structrag.levels",)),
     ("tree", ("structrag.tree",)),
     ("chunks", ("structrag.tokenizers", "structrag.chunking", "structrag.chunks")),
-    ("pipeline", ("structrag.pipeline",)),
-    ("adapters", ("structrag.llama_index", "structrag.cli", "structrag.cli_options", "structrag.cli_levels")),
+    # a user's corrections are applied to a parsed document, after levels and before the tree is used
+    ("pipeline", ("structrag.pipeline", "structrag.corrections")),
+    ("adapters", ("structrag.llama_index", "structrag.view", "structrag.cli", "structrag.cli_options",
+                  "structrag.cli_levels")),
 )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from browser import browser_or_skip, js_errors, wait_for
 from structrag.cli import main
-from test_index_support import GLOBEX, make_report, write_queries
+from indexutil import GLOBEX, make_report, write_queries
 
 
 @pytest.fixture(scope="module")

@@ -23,10 +23,10 @@ from ..extraction import extract
 from ..files import file_sha1
 from ..model import SCHEMA_VERSION, Document, Heading, OutlineEntry
 from ..numbering import parse_numbering
-from ..headings.outline import locate_outline
+from ..headings.outline import heading_from_block, locate_outline
 
 __all__ = ["ReferenceDoc", "reference_headings", "load_reference_docs", "cached_extract", "printed_share",
-           "outline_reference_docs"]
+           "outline_reference_docs", "headings_for_reference"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,3 +264,41 @@ def outline_reference_docs(
                                 toc_sha1=toc_sha1, located=sum(1 for h in hs if h.bbox is not None)))
     return out, skipped
 
+
+def headings_for_reference(records: Sequence[dict], document: Document | None) -> tuple[Heading, ...]:
+    """Level-only input: headings for reference records (``structrag levels``); with a document, each takes
+    the style of the block under its bbox."""
+    out: list[Heading] = []
+    for i, rec in enumerate(records):
+        page = int(rec["page"]) - 1
+        text = " ".join(rec["text"].split())
+        bbox = tuple(float(v) for v in rec["bbox"]) if rec.get("bbox") is not None else None
+        if document is not None:
+            if page >= document.page_count:
+                raise ReferenceFormatError(
+                    f"heading {i + 1} is on page {page + 1}, but the PDF has {document.page_count} pages",
+                    path=document.path, page=page + 1)
+            blk = document.block_at(page, bbox) if bbox is not None else None
+            if blk is not None:
+                h = heading_from_block(document, blk, blk, text=text, source="reference")
+                out.append(Heading(**{**_fields(h), "bbox": bbox}))
+                continue
+            b = document.first_block_on_or_after(page)
+        else:
+            b = len(out)
+        num, _ = parse_numbering(text)
+        out.append(Heading(
+            text=text, page=page, bbox=bbox, block=b, block_end=b,
+            font=str(rec.get("font", "")), size=float(rec.get("size", 0.0)) if bbox is not None else 0.0,
+            bold=bool(rec.get("bold", False)), italic=bool(rec.get("italic", False)),
+            color=int(rec.get("color", 0)), numbering=num, source="reference",
+        ))
+    return tuple(out)
+
+
+def _fields(h: Heading) -> dict:
+    return {f: getattr(h, f) for f in Heading.__dataclass_fields__}
+
+
+def _fields(h: Heading) -> dict:
+    return {f: getattr(h, f) for f in Heading.__dataclass_fields__}

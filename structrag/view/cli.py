@@ -19,7 +19,7 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     """Add ``view`` to the ``structrag`` sub-parsers."""
-    from ..cli import add_level_arguments
+    from ..cli_options import add_level_arguments
 
     p = sub.add_parser(
         "view",
@@ -44,12 +44,12 @@ def register(sub: Any) -> None:
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
     p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
-    add_level_arguments(p)
+    add_level_arguments(p, stats_help="print the driver's accounting on stderr")
     p.set_defaults(func=_cmd_view, index_view=None)
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from ..cli import level_options_from_args
+    from ..cli_options import level_options_from_args
     from ..corrections import apply_to_parsed, load_corrections
     from ..pipeline import parse_pdf
     from .render import DEFAULT_DPI, write_tree_view
