@@ -25,7 +25,7 @@ from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord, doc_nodes
 from .store import DocRow, Store
 from .tokenization import Tokenizer
 
-__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "load_vectors", "build_corpus", "load_corpus", "publish"]
+__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "load_vectors", "build_corpus", "load_corpus", "open_corpus", "publish"]
 
 log = logging.getLogger("structrag.index")
 
@@ -138,6 +138,16 @@ def load_corpus(store: Store, *, vectors: bool = True) -> Corpus:
         log.info("index %s: rebuilding search arrays of generation %d from the database", store.root, gen)
         return build_corpus(store, tokenizer, bm25, dense)
     raise IndexFormatError("the index kept changing while it was being opened; try again", path=store.root)
+
+
+def open_corpus(store: Store) -> tuple[Corpus, VectorsUnreadable | None]:
+    """:func:`load_corpus`, or without vectors when they are unreadable (with the error, for the dense modes):
+    a missing vector file must not keep lexical search from working."""
+    try:
+        return load_corpus(store), None
+    except VectorsUnreadable as e:
+        log.warning("index %s: %s; searching without dense vectors", store.root, e)
+        return load_corpus(store, vectors=False), e
 
 
 def publish(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool) -> Corpus:

@@ -28,9 +28,9 @@ from .identity import display_names, match_file
 from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdfs
 from .progress import progress_bar
 from .settings import content_key
-from .store import atomic_save_npy
+from .durable import atomic_save_npy
 
-__all__ = ["AddReport", "Event", "ignore_event", "indexed_as", "commit_document", "add_files", "merge_shard",
+__all__ = ["AddReport", "Writes", "Event", "ignore_event", "indexed_as", "commit_document", "add_files", "merge_shard",
            "add_chunks", "repair_vectors"]
 
 #: ``on_event(kind, name, detail)``: ``added``, ``replaced``, ``unchanged`` or ``failed``, as each file is done;
@@ -245,3 +245,115 @@ def add_chunks(index, name: str, chunks: Sequence[Chunk | Mapping[str, Any]], *,
         stats={"source": "chunks"}, vectors=vectors,
     )
     return True
+
+
+class Writes:
+    """The write methods of :class:`retrievers.index.Index` (a mixin: this module never imports the index).
+
+    Each takes the writer lock for its whole run and publishes the search arrays once at the end.
+    """
+
+    def add(
+        self,
+        paths: Iterable[str | os.PathLike],
+        *,
+        workers: int = 1,
+        progress: bool | None = None,
+        parse_options: ParseOptions | Mapping[str, Any] | None = None,
+        chunk_options: ChunkOptions | Mapping[str, Any] | None = None,
+        on_event: Event | None = None,
+        password: str | Mapping[str, str] | None = None,
+        repair: bool = False,
+    ) -> AddReport:
+        """Parse, chunk, embed and store PDFs (files or folders); returns what happened to each.
+
+        A document is a file (:mod:`retrievers.identity`): a file already indexed
+        with the same content and options is left as it is; the file at an indexed
+        path with new content replaces the old one; a different file with the
+        same base name is added beside it (both are then named by their path's
+        tail, e.g. ``acme/report.pdf``).  A file that fails (not a PDF, encrypted,
+        damaged) is reported in ``failed`` and the others go on.
+        ``on_event(kind, name, detail)`` is called as each file is done
+        (``added``, ``replaced``, ``unchanged``, ``failed``; ``warning`` for a
+        document indexed with a warning; ``repaired``).  ``parse_options`` /
+        ``chunk_options``: instead of the index's.  ``password``: for encrypted
+        PDFs, one for all or a mapping from file name (or path) to password;
+        never stored.  ``repair``: first re-embed documents whose vector files
+        are missing or unreadable, and rewrite the search arrays.
+        """
+        if workers < 1:
+            raise ConfigError(f"workers must be at least 1, got {workers}")
+        popts = ParseOptions.of(self.parse_options if parse_options is None else parse_options)
+        copts = ChunkOptions.of(self.chunk_options if chunk_options is None else chunk_options)
+        with self._store.writing():
+            repaired = repair_vectors(self, on_event or ignore_event) if repair else None
+            report, processed = add_files(self, paths, workers=workers, progress=progress, parse=popts,
+                                          chunk=copts, emit=on_event or ignore_event, password=password)
+            self.publish_if(processed > 0 or repaired is not None)
+        return report
+
+    def merge_shards(
+        self,
+        paths: Iterable[str | os.PathLike],
+        *,
+        remove: bool = False,
+        on_event: Event | None = None,
+    ) -> AddReport:
+        """Commit the documents of index shards (:mod:`retrievers.shards`) without parsing or embedding.
+
+        A shard's documents follow the rules of :meth:`add` (a document is a
+        file: same path or same content is the same document).  A
+        shard made for other index settings (tokenizer, dense model) is refused
+        with :class:`~structrag.errors.ConfigError`; an unreadable file is
+        reported in ``failed``.  ``remove``: delete each shard once its
+        documents are committed.  The search arrays are rebuilt once, at the end.
+        """
+        report = AddReport([], [], [], [])
+        with self._store.writing():
+            for p in paths:
+                merge_shard(self, p, report, on_event or ignore_event, remove=remove)
+            self.publish_if(bool(report.added or report.replaced))
+        return report
+
+    def add_chunks(
+        self,
+        name: str,
+        chunks: Sequence[Chunk],
+        *,
+        page_count: int,
+        sha1: str | None = None,
+        path: str = "",
+        tree: Any = None,
+        document: Any = None,
+        vectors: tuple[np.ndarray, np.ndarray] | None = None,
+        publish: bool = True,
+    ) -> bool:
+        """Store chunks made elsewhere (another chunker, synthetic data) as document ``name``.
+
+        ``sha1`` identifies the content (default: a hash of the chunks); the same
+        name and sha1 again is a no-op (returns False).  ``vectors``: your own
+        ``(chunk_vectors, section_path_vectors)`` for a dense index, unit length,
+        one row per chunk and one per section node (:func:`retrievers.corpus.doc_nodes`)
+        -- instead of embedding with the index's model.  ``publish=False``
+        defers rebuilding the search arrays (call :meth:`flush` after a batch).
+        """
+        with self._store.writing():
+            added = add_chunks(self, name, list(chunks), page_count=page_count, sha1=sha1, path=path, tree=tree,
+                               document=document, vectors=vectors)
+            if added and publish:
+                self.publish()
+        return added
+
+    def flush(self) -> None:
+        """Write the search arrays for what is committed (after ``add_chunks(..., publish=False)``,
+        or to store arrays an older version wrote in another layout)."""
+        with self._store.writing():
+            self.publish()
+
+    def remove(self, name: str) -> bool:
+        """Remove a document; True if it was there."""
+        with self._store.writing():
+            with self._store.transaction() as c:
+                gone = self._store.delete_document(c, name)
+            self.publish()
+        return gone

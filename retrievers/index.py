@@ -36,11 +36,11 @@ import numpy as np
 from structrag.errors import ConfigError, IndexFormatError
 from structrag.model import Chunk
 
-from .arrays import VectorsUnreadable, exact_below, load_corpus, load_vector_index
+from .arrays import exact_below, load_vector_index, open_corpus
 from .arrays import publish as publish_arrays
 from .bm25 import BM25Params, TopK
-from .corpus import LAYOUT, Corpus, doc_nodes
-from .commit import AddReport, Event, add_chunks, add_files, ignore_event, merge_shard, repair_vectors
+from .corpus import LAYOUT, Corpus
+from .commit import AddReport, Event, Writes
 from .features import QueryScores, query_scores
 from .identity import resolve_name
 from .ingest import ChunkOptions, ParseOptions
@@ -67,7 +67,7 @@ class DocInfo(NamedTuple):
     n_chunks: int
 
 
-class Index:
+class Index(Writes):
     """A searchable collection of chunked documents in a directory.
 
     Use :meth:`create`, :meth:`open` or :meth:`build`; never the constructor.
@@ -134,13 +134,10 @@ class Index:
         """
         store = Store.open(path)
         try:
-            try:
-                return cls(store, load_corpus(store))
-            except VectorsUnreadable as e:
-                log.warning("index %s: %s; searching without dense vectors", store.root, e)
-                index = cls(store, load_corpus(store, vectors=False))
-                index._vectors_error = e
-                return index
+            corpus, unreadable = open_corpus(store)
+            index = cls(store, corpus)
+            index._vectors_error = unreadable
+            return index
         except BaseException:
             store.close()
             raise
@@ -284,126 +281,6 @@ class Index:
         """What, besides its content, a document's stored form depends on (a changed key re-parses it)."""
         return document_options_key(ParseOptions.of(parse_options), ChunkOptions.of(chunk_options), self.tokenizer,
                                     self._dense_setting)
-
-    def add(
-        self,
-        paths: Iterable[str | os.PathLike],
-        *,
-        workers: int = 1,
-        progress: bool | None = None,
-        parse_options: ParseOptions | Mapping[str, Any] | None = None,
-        chunk_options: ChunkOptions | Mapping[str, Any] | None = None,
-        on_event: Event | None = None,
-        password: str | Mapping[str, str] | None = None,
-        repair: bool = False,
-    ) -> AddReport:
-        """Parse, chunk, embed and store PDFs (files or folders); returns what happened to each.
-
-        A document is a file (:mod:`retrievers.identity`): a file already indexed
-        with the same content and options is left as it is; the file at an indexed
-        path with new content replaces the old one; a different file with the
-        same base name is added beside it (both are then named by their path's
-        tail, e.g. ``acme/report.pdf``).  A file that fails (not a PDF, encrypted,
-        damaged) is reported in ``failed`` and the others go on.
-        ``on_event(kind, name, detail)`` is called as each file is done
-        (``added``, ``replaced``, ``unchanged``, ``failed``; ``warning`` for a
-        document indexed with a warning; ``repaired``).  ``parse_options`` /
-        ``chunk_options``: instead of the index's.  ``password``: for encrypted
-        PDFs, one for all or a mapping from file name (or path) to password;
-        never stored.  ``repair``: first re-embed documents whose vector files
-        are missing or unreadable, and rewrite the search arrays.
-        """
-        if workers < 1:
-            raise ConfigError(f"workers must be at least 1, got {workers}")
-        popts = ParseOptions.of(self.parse_options if parse_options is None else parse_options)
-        copts = ChunkOptions.of(self.chunk_options if chunk_options is None else chunk_options)
-        self._store.lock()
-        try:
-            repaired = repair_vectors(self, on_event or ignore_event) if repair else None
-            report, processed = add_files(self, paths, workers=workers, progress=progress, parse=popts,
-                                          chunk=copts, emit=on_event or ignore_event, password=password)
-            self.publish_if(processed > 0 or repaired is not None)
-        finally:
-            self._store.unlock()
-        return report
-
-    def merge_shards(
-        self,
-        paths: Iterable[str | os.PathLike],
-        *,
-        remove: bool = False,
-        on_event: Event | None = None,
-    ) -> AddReport:
-        """Commit the documents of index shards (:mod:`retrievers.shards`) without parsing or embedding.
-
-        A document already indexed with the same content and options is left
-        as it is; one whose name is indexed with other content replaces it.  A
-        shard made for other index settings (tokenizer, dense model) is refused
-        with :class:`~structrag.errors.ConfigError`; an unreadable file is
-        reported in ``failed``.  ``remove``: delete each shard once its
-        documents are committed.  The search arrays are rebuilt once, at the end.
-        """
-        report = AddReport([], [], [], [])
-        self._store.lock()
-        try:
-            for p in paths:
-                merge_shard(self, p, report, on_event or ignore_event, remove=remove)
-            self.publish_if(bool(report.added or report.replaced))
-        finally:
-            self._store.unlock()
-        return report
-
-    def add_chunks(
-        self,
-        name: str,
-        chunks: Sequence[Chunk],
-        *,
-        page_count: int,
-        sha1: str | None = None,
-        path: str = "",
-        tree: Any = None,
-        document: Any = None,
-        vectors: tuple[np.ndarray, np.ndarray] | None = None,
-        publish: bool = True,
-    ) -> bool:
-        """Store chunks made elsewhere (another chunker, synthetic data) as document ``name``.
-
-        ``sha1`` identifies the content (default: a hash of the chunks); the same
-        name and sha1 again is a no-op (returns False).  ``vectors``: your own
-        ``(chunk_vectors, section_path_vectors)`` for a dense index, unit length,
-        one row per chunk and one per section node (:func:`retrievers.corpus.doc_nodes`)
-        -- instead of embedding with the index's model.  ``publish=False``
-        defers rebuilding the search arrays (call :meth:`flush` after a batch).
-        """
-        self._store.lock()
-        try:
-            added = add_chunks(self, name, list(chunks), page_count=page_count, sha1=sha1, path=path, tree=tree,
-                               document=document, vectors=vectors)
-            if added and publish:
-                self.publish()
-        finally:
-            self._store.unlock()
-        return added
-
-    def flush(self) -> None:
-        """Write the search arrays for what is committed (after ``add_chunks(..., publish=False)``,
-        or to store arrays an older version wrote in another layout)."""
-        self._store.lock()
-        try:
-            self.publish()
-        finally:
-            self._store.unlock()
-
-    def remove(self, name: str) -> bool:
-        """Remove a document; True if it was there."""
-        self._store.lock()
-        try:
-            with self._store.transaction() as c:
-                gone = self._store.delete_document(c, name)
-            self.publish()
-        finally:
-            self._store.unlock()
-        return gone
 
     # --- search (retrievers.ranking) ------------------------------------------------------------
     @property

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import functools
 import json
 import os
 import shutil
@@ -37,16 +36,15 @@ from pathlib import Path
 from urllib.parse import quote
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
-import numpy as np
-
 from structrag.errors import ConfigError, IndexFormatError, SchemaVersionError
+
+from .durable import DB_NAME, atomic_write_bytes, damaged, file_crc, fsync_dir, read_only_storage, reads
 
 __all__ = ["Store", "INDEX_FORMAT", "INDEX_SCHEMA", "DB_NAME", "DocRow", "ChunkRow", "atomic_write_bytes"]
 
 INDEX_FORMAT = "structrag-index"
 #: Schema of the index directory; the major part must match to open it.
 INDEX_SCHEMA = "1.0"
-DB_NAME = "index.sqlite"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -105,77 +103,6 @@ class ChunkRow(NamedTuple):
     data: dict
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see the old file or the whole new one."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def atomic_save_npy(path: Path, array: np.ndarray) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        np.save(f, np.ascontiguousarray(array), allow_pickle=False)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def _damaged(root: Path, exc: BaseException) -> IndexFormatError:
-    return IndexFormatError(
-        f"cannot read {DB_NAME}: {exc}", path=root,
-        hint="the index database is damaged; build the index again from the PDFs "
-             "(structrag index PDF... --out NEW_DIR)")
-
-
-def _reads(method):
-    """A read of the database: a damaged file or row is an IndexFormatError naming the index, not a traceback."""
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, zlib.error) as exc:
-            if isinstance(exc, IndexFormatError):
-                raise
-            raise _damaged(self.root, exc) from exc
-
-    return wrapper
-
-
-def _file_crc(path: Path) -> tuple[int, int]:
-    """(size, CRC-32) of a file, read in blocks."""
-    crc, size = 0, 0
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            crc = zlib.crc32(block, crc)
-            size += len(block)
-    return size, crc
-
-
-def _read_only_storage(root: Path, db: Path) -> bool:
-    """The index sits where this process cannot write (a read-only mount, a container layer, mode bits)."""
-    return not (os.access(root, os.W_OK) and os.access(db, os.W_OK))
-
-
 def _major(version: str) -> str:
     return str(version).split(".", 1)[0]
 
@@ -214,12 +141,12 @@ class Store:
             raise IndexFormatError(
                 f"not a structrag index (no {DB_NAME})", path=root, hint="create one with: structrag index PDF... --out DIR"
             )
-        read_only = _read_only_storage(root, db)
+        read_only = read_only_storage(root, db)
         try:
             conn = cls._connect(db, read_only=read_only)
             rows = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as e:
-            raise _damaged(root, e) from e
+            raise damaged(root, e) from e
         if rows.get("format") != INDEX_FORMAT:
             conn.close()
             raise IndexFormatError(f"not a structrag index (format {rows.get('format')!r})", path=root)
@@ -255,7 +182,7 @@ class Store:
         conn.execute("COMMIT")
         conn.close()
         os.replace(tmp, root / DB_NAME)
-        _fsync_dir(root)
+        fsync_dir(root)
         store = cls.open(root)
         store.conn.execute("PRAGMA journal_mode = WAL")
         return store
@@ -285,6 +212,15 @@ class Store:
             raise
         self._lock_fd = fd
 
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the writer lock for the ``with`` block."""
+        self.lock()
+        try:
+            yield
+        finally:
+            self.unlock()
+
     def unlock(self) -> None:
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
@@ -292,7 +228,7 @@ class Store:
             self._lock_fd = None
 
     # --- metadata ------------------------------------------------------------
-    @_reads
+    @reads
     def meta(self) -> dict[str, str]:
         with self._lock:
             return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
@@ -313,7 +249,7 @@ class Store:
         v = self.meta().get(key)
         return json.loads(v) if v is not None else default
 
-    @_reads
+    @reads
     def generation(self) -> int:
         with self._lock:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
@@ -335,7 +271,7 @@ class Store:
                 raise
 
     # --- documents -----------------------------------------------------------------
-    @_reads
+    @reads
     def documents(self) -> list[DocRow]:
         with self._lock:
             rows = self.conn.execute(
@@ -350,13 +286,13 @@ class Store:
                 return d
         return None
 
-    @_reads
+    @reads
     def load_tree(self, name: str) -> dict | None:
         with self._lock:
             row = self.conn.execute("SELECT tree FROM documents WHERE name = ?", (name,)).fetchone()
         return json.loads(row[0]) if row and row[0] else None
 
-    @_reads
+    @reads
     def load_document(self, name: str) -> dict | None:
         with self._lock:
             row = self.conn.execute("SELECT document FROM documents WHERE name = ?", (name,)).fetchone()
@@ -436,7 +372,7 @@ class Store:
         for d in self.documents():
             yield d, self._doc_chunk_rows(d.id)
 
-    @_reads
+    @reads
     def _doc_chunk_rows(self, doc_id: int) -> list[tuple]:
         with self._lock:
             return self.conn.execute(
@@ -445,7 +381,7 @@ class Store:
                 (doc_id,),
             ).fetchall()
 
-    @_reads
+    @reads
     def doc_tokens(self, name: str) -> list[list[str]]:
         """The stored BM25 tokens of each chunk of document ``name``, in reading order."""
         with self._lock:
@@ -455,7 +391,7 @@ class Store:
             ).fetchall()
         return [r[0].split() for r in rows]
 
-    @_reads
+    @reads
     def chunk_keys(self) -> list[tuple[str, str, int]]:
         """``(document name, chunk id, rowid)`` of every chunk."""
         with self._lock:
@@ -463,7 +399,7 @@ class Store:
                 "SELECT d.name, c.chunk_id, c.id FROM chunks c JOIN documents d ON d.id = c.doc_id"
             ).fetchall()
 
-    @_reads
+    @reads
     def chunks_by_rowid(self, rowids: Sequence[int]) -> dict[int, ChunkRow]:
         if not len(rowids):
             return {}
@@ -501,7 +437,7 @@ class Store:
                 return False
             # a damaged cache file must not answer queries: each file's size and CRC-32 are checked
             # (folders written before the checksums were recorded have no "files" and are trusted)
-            return all(_file_crc(d / rel) == tuple(want) for rel, want in done.get("files", {}).items())
+            return all(file_crc(d / rel) == tuple(want) for rel, want in done.get("files", {}).items())
         except (OSError, ValueError, TypeError, AttributeError):
             return False
 
@@ -518,7 +454,7 @@ class Store:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
         writer(tmp)
-        files = {str(f.relative_to(tmp)): list(_file_crc(f)) for f in sorted(tmp.rglob("*")) if f.is_file()}
+        files = {str(f.relative_to(tmp)): list(file_crc(f)) for f in sorted(tmp.rglob("*")) if f.is_file()}
         (tmp / "COMPLETE").write_text(json.dumps({"generation": generation, "layout": layout, "files": files}),
                                       encoding="utf-8")
         for dirpath, _, files in os.walk(tmp):
@@ -530,7 +466,7 @@ class Store:
             os.rename(final, old)
             shutil.rmtree(old, ignore_errors=True)
         os.rename(tmp, final)
-        _fsync_dir(self.derived_root)
+        fsync_dir(self.derived_root)
         return final
 
     def garbage_collect(self) -> None:

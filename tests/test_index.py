@@ -130,12 +130,16 @@ def test_bad_files_are_reported_and_the_rest_indexed(pdfs, tmp_path):
         assert [d.name for d in index.documents()] == ["globex.pdf"]
 
 
-def test_same_name_twice_in_one_batch_is_refused(pdfs, tmp_path):
+def test_same_name_twice_in_one_batch_keeps_both(pdfs, tmp_path):
+    """Two different files of one base name are two documents, named by the tails of their paths."""
     (tmp_path / "a").mkdir()
     shutil.copy(pdfs / "globex.pdf", tmp_path / "a" / "acme.pdf")
     with Index.build([pdfs / "acme.pdf", tmp_path / "a" / "acme.pdf"], tmp_path / "ix", dense=False) as index:
-        assert index.last_report.added == ["acme.pdf"]
-        assert "another file named" in index.last_report.failed[0][1]
+        r = index.last_report
+        assert not r.failed and len(r.added) == 2
+        names = sorted(d.name for d in index.documents())
+        assert names == sorted([f"{pdfs.name}/acme.pdf", "a/acme.pdf"])
+        assert index.search("dividends", doc="a/acme.pdf", mode="bm25")[0].doc == "a/acme.pdf"
 
 
 def test_expand_paths(pdfs, tmp_path):

@@ -217,8 +217,8 @@ def test_a_shard_merges_into_the_index_without_parsing(pdfs, tmp_path):
         assert merged.merge_shards([shard]).unchanged == ["acme.pdf", "globex.pdf"]
         for n in ("acme.pdf", "globex.pdf"):
             assert [c.to_dict() for c in merged.chunks(n)] == [c.to_dict() for c in single.chunks(n)]
-        # a worker told a document is indexed skips it
-        again = _worker(merged, tmp_path / "s2", {d.name: (d.sha1, d.options_key) for d in merged.store.documents()})
+        # a worker told a file (by its path) is indexed skips it
+        again = _worker(merged, tmp_path / "s2", {d.path: (d.sha1, d.options_key) for d in merged.store.documents()})
         assert again({"path": [str(pdfs / "acme.pdf")], "name": ["acme.pdf"]})["status"] == ["unchanged"]
 
 
