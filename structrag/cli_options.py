@@ -58,8 +58,12 @@ def _positive_int(value: str) -> int:
     return v
 
 
-def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str) -> None:
-    """Options choosing how levels are predicted, offline or by a model server."""
+def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str | None = None) -> None:
+    """Options choosing how levels are predicted, offline or by a model server.
+
+    ``stats_help``: the help of ``--stats`` on a command that prints statistics;
+    None (``view``) adds no ``--stats``.
+    """
     g = p.add_argument_group("level prediction")
     g.add_argument("--predictor", default="learned",
                    help="offline predictor: learned (default), rules, font-size, size-rank, numbering")
@@ -72,7 +76,8 @@ def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str) -> None:
     g.add_argument("--seed", type=int, default=0, help="seed for the random memory strategy")
     g.add_argument("--checkpoint", default=None,
                    help="file recording predicted levels as they come; a rerun continues from it")
-    g.add_argument("--stats", action="store_true", help=stats_help)
+    if stats_help is not None:
+        g.add_argument("--stats", action="store_true", help=stats_help)
     g = p.add_argument_group(
         "model-server backend",
         "Predict levels with a vision-language model (vlm: page images with the heading boxes drawn) or a "
