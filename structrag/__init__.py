@@ -7,6 +7,7 @@ hierarchy-aware features.
 
 from __future__ import annotations
 
+from . import errors
 from ._lazy import lazy_exports
 from .errors import (
     BackendError,
@@ -63,18 +64,5 @@ __all__ = [
     "parse_pdf",
     "parse_document",
     "ParsedDocument",
-    "StructragError",
-    "InputError",
-    "NotAPDFError",
-    "EncryptedPDFError",
-    "CorruptPDFError",
-    "ReferenceFormatError",
-    "ConfigError",
-    "TreeError",
-    "ModelError",
-    "BackendError",
-    "BackendResponseError",
-    "IndexFormatError",
-    "SchemaVersionError",
-    "StructragWarning",
 ]
+__all__ += errors.__all__  # the exception tree

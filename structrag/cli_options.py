@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from .errors import ConfigError, ModelError
 
@@ -38,28 +38,31 @@ def _granularity(value: str) -> str | int:
     return k
 
 
-def _positive_float(value: str) -> float:
-    try:
-        v = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
-    return v
+def _positive(convert: Callable[[str], Any], noun: str, bound: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(value)`` when it is above 0 (``bound`` says so in the message)."""
+
+    def check(value: str) -> Any:
+        try:
+            v = convert(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {value!r}") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
+        return v
+
+    return check
 
 
-def _positive_int(value: str) -> int:
-    try:
-        v = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return v
+_positive_float = _positive(float, "a number", "> 0")
+_positive_int = _positive(int, "an integer", ">= 1")
 
 
-def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str) -> None:
-    """Options choosing how levels are predicted, offline or by a model server."""
+def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str | None = None) -> None:
+    """Options choosing how levels are predicted, offline or by a model server.
+
+    ``stats_help``: the help of ``--stats`` on a command that prints statistics;
+    None (``view``) adds no ``--stats``.
+    """
     g = p.add_argument_group("level prediction")
     g.add_argument("--predictor", default="learned",
                    help="offline predictor: learned (default), rules, font-size, size-rank, numbering")
@@ -72,7 +75,8 @@ def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str) -> None:
     g.add_argument("--seed", type=int, default=0, help="seed for the random memory strategy")
     g.add_argument("--checkpoint", default=None,
                    help="file recording predicted levels as they come; a rerun continues from it")
-    g.add_argument("--stats", action="store_true", help=stats_help)
+    if stats_help is not None:
+        g.add_argument("--stats", action="store_true", help=stats_help)
     g = p.add_argument_group(
         "model-server backend",
         "Predict levels with a vision-language model (vlm: page images with the heading boxes drawn) or a "

@@ -29,7 +29,7 @@ import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 from .errors import ReferenceFormatError
 from .model import BBox, Document, Heading
@@ -143,6 +143,18 @@ def _fail(msg: str, path: str | os.PathLike[str] | None, page: int | None = None
                                 hint="export the file again from 'structrag view', or see structrag/corrections.py")
 
 
+def _records(recs: Any, key: str, item: str, path: Any) -> Iterator[tuple[str, dict]]:
+    """The objects of the list ``recs`` (the file's ``key``), one at a time with their name in
+    messages (``item`` and a 1-based number): a bad one is reported when the walk reaches it."""
+    if not isinstance(recs, list):
+        raise _fail(f"\"{key}\" must be a list", path)
+    for i, rec in enumerate(recs):
+        where = f"{item} {i + 1}"
+        if not isinstance(rec, dict):
+            raise _fail(f"{where}: must be an object", path)
+        yield where, rec
+
+
 def _page(rec: Mapping[str, Any], where: str, path: Any, pages: int | None) -> int:
     page = rec.get("page")
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
@@ -194,14 +206,8 @@ def corrections_from_dict(data: Any, *, path: str | os.PathLike[str] | None = No
         raise _fail("\"document.sha1\" must be a string", path)
     if pages is not None and (not isinstance(pages, int) or isinstance(pages, bool) or pages < 1):
         raise _fail("\"document.pages\" must be a positive integer", path)
-    recs = data.get("corrections")
-    if not isinstance(recs, list):
-        raise _fail("\"corrections\" must be a list", path)
     out: list[Correction] = []
-    for i, rec in enumerate(recs):
-        where = f"correction {i + 1}"
-        if not isinstance(rec, dict):
-            raise _fail(f"{where}: must be an object", path)
+    for where, rec in _records(data.get("corrections"), "corrections", "correction", path):
         op = rec.get("op")
         if op not in _OPS:
             raise _fail(f"{where}: \"op\" must be one of {', '.join(_OPS)}, got {op!r}", path)
@@ -212,14 +218,8 @@ def corrections_from_dict(data: Any, *, path: str | os.PathLike[str] | None = No
             raise _fail(f"{where}: an added heading needs its \"bbox\"", path, page + 1)
         level = _level(rec, where, path, page) if op in ("level", "add") else None
         out.append(Correction(op=op, page=page, text=text, bbox=bbox, level=level))
-    heads = data.get("headings", [])
-    if not isinstance(heads, list):
-        raise _fail("\"headings\" must be a list", path)
     tree: list[CorrectedHeading] = []
-    for i, rec in enumerate(heads):
-        where = f"heading {i + 1}"
-        if not isinstance(rec, dict):
-            raise _fail(f"{where}: must be an object", path)
+    for where, rec in _records(data.get("headings", []), "headings", "heading", path):
         page = _page(rec, where, path, pages)
         tree.append(CorrectedHeading(text=_text(rec, where, path, page), page=page,
                                      bbox=_box(rec, where, path, page), level=_level(rec, where, path, page)))

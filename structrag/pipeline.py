@@ -35,11 +35,10 @@ def read_contents(
 ) -> ContentsResult:
     """Find, parse, map, level and locate the printed contents of ``document``.
 
-    A run is used when it located at least ``min_located`` entries and
-    ``min_located_share`` of those mapped to a page of the file; the contents
-    is ``usable`` when one run is.
-    Never raises on odd contents: entries that cannot be mapped or located
-    are counted and left out of the headings.
+    The runs of :func:`~structrag.headings.contents.contents_entries`, levelled by
+    :func:`~structrag.levels.given.assign_contents_levels`, go to
+    :func:`~structrag.headings.contents.locate_contents`, which says when a run is
+    used (``min_located``, ``min_located_share``) and never raises on odd contents.
     """
     runs = [(run, assign_contents_levels(entries)) for run, entries in contents_entries(document)]
     return locate_contents(document, runs, min_located=min_located, min_located_share=min_located_share)

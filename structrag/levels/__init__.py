@@ -14,6 +14,7 @@ predictors (:mod:`.learned` with :mod:`.features`, :mod:`.style` and the numpy e
 
 from __future__ import annotations
 
+from . import base
 from .base import (
     KnownHeading,
     LevelPrediction,
@@ -49,11 +50,5 @@ __all__ = [
     "PreviousNMemory",
     "RandomMemory",
     "BranchesMemory",
-    "KnownHeading",
-    "Memory",
-    "PredictionContext",
-    "LevelPrediction",
-    "LevelPredictor",
-    "check_levels",
-    "project_levels",
 ]
+__all__ += base.__all__  # the stage's contracts

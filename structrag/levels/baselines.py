@@ -29,10 +29,24 @@ from ..numbering import continues, opens_child
 from .base import LevelPrediction, Memory, PredictionContext
 from .style import DocStyles, HeadingInfo, describe
 
-__all__ = ["FontSizePredictor", "SizeRankPredictor", "NumberingPredictor", "LocalBranch", "numbering_signature"]
+__all__ = ["FontSizePredictor", "SizeRankPredictor", "NumberingPredictor", "LocalBranch", "latest_anchors",
+           "numbered_level", "numbering_signature"]
 
 #: sizes closer than this are the same size (extraction rounds to 0.5pt)
 SIZE_TOL = 0.25
+
+
+def latest_anchors(memory: Memory) -> tuple[dict[int, int], int, int | None, int]:
+    """Where a walk over a step's targets starts: the memory's most recent anchor of each level
+    (level -> heading index), the previous heading's level and index, and the depth."""
+    by_level: dict[int, int] = {}
+    for a in memory.anchors:
+        cur = by_level.get(a.level)
+        if cur is None or a.index > cur:
+            by_level[a.level] = a.index
+    prev_index = memory.previous.index if memory.previous is not None else None
+    depth = max([memory.depth, *by_level]) if by_level else memory.depth
+    return by_level, memory.previous_level, prev_index, depth
 
 
 class LocalBranch:
@@ -46,14 +60,8 @@ class LocalBranch:
 
     def __init__(self, memory: Memory, infos: Sequence[HeadingInfo]) -> None:
         self.infos = infos
-        self.by_level: dict[int, int] = {}  # level -> heading index
-        for a in memory.anchors:
-            cur = self.by_level.get(a.level)
-            if cur is None or a.index > cur:
-                self.by_level[a.level] = a.index
-        self.prev = memory.previous_level
-        self.prev_index = memory.previous.index if memory.previous is not None else None
-        self.depth = max([memory.depth, *self.by_level.keys()]) if self.by_level else memory.depth
+        self.by_level: dict[int, int]  # level -> heading index
+        self.by_level, self.prev, self.prev_index, self.depth = latest_anchors(memory)
 
     @classmethod
     def of(cls, infos: Sequence[HeadingInfo], by_level: dict[int, int], prev: int, prev_index: int | None,
@@ -103,11 +111,17 @@ class _Base:
         levels, confs = [], []
         for j in range(len(targets)):
             i = self._target_index(memory, targets, j)
-            lv, c = self._one(br, self._infos[i])
+            lv, c = self.level(br, self._infos[i])
             levels.append(lv)
             confs.append(c)
             br.push(i, min(max(lv, 1), br.prev + 1))
         return LevelPrediction(tuple(levels), tuple(confs))
+
+    def level(self, br: LocalBranch, t: HeadingInfo) -> tuple[int, float]:
+        """Level and confidence of ``t`` after ``br``: 1 for a document's first heading, else :meth:`_one`'s."""
+        if br.prev == 0:
+            return 1, 1.0
+        return self._one(br, t)
 
     def _one(self, br: LocalBranch, t: HeadingInfo) -> tuple[int, float]:  # pragma: no cover
         raise NotImplementedError
@@ -123,8 +137,6 @@ class FontSizePredictor(_Base):
     source = "font-size"
 
     def _one(self, br: LocalBranch, t: HeadingInfo) -> tuple[int, float]:
-        if br.prev == 0:
-            return 1, 1.0
         if not t.has_style:
             return br.prev, 0.0
         for k, a in reversed(br.branch()):
@@ -144,12 +156,38 @@ class SizeRankPredictor(_Base):
         self.max_level = int(max_level)
 
     def _one(self, br: LocalBranch, t: HeadingInfo) -> tuple[int, float]:
-        if br.prev == 0:
-            return 1, 1.0
         if not t.has_style:
             return br.prev, 0.0
         rank = self._styles.size_rank.get(round(t.size * 2) / 2, 0)
         return min(rank + 1, self.max_level), 1.0
+
+
+def numbered_level(branch: Sequence[tuple[int, HeadingInfo]], num: Numbering | None,
+                   confidences: tuple[float, float, float], *, same_prefix: bool) -> tuple[int, float] | None:
+    """The level heading numbers alone give a heading numbered ``num`` after ``branch`` (the
+    anchors of levels 1..previous), with the confidence of the rule that gave it; None if
+    the heading has no number or no rule applies.
+
+    The rules, in order: ``num`` continues an anchor's number (that anchor's sibling); it
+    opens an anchor's first sub-number (its child); a dotted number one deeper than an
+    anchor's (its child; with ``same_prefix`` only when it extends that anchor's number).
+    The deepest anchor wins within a rule.
+    """
+    if num is None:
+        return None
+    for k, a in reversed(branch):
+        if continues(a.numbering, num):
+            return k, confidences[0]
+    for k, a in reversed(branch):
+        if opens_child(a.numbering, num):
+            return k + 1, confidences[1]
+    if num.scheme in ("decimal", "section") and len(num.values) > 1:
+        for k, a in reversed(branch):
+            an = a.numbering
+            if (an is not None and an.scheme == num.scheme and len(an.values) == len(num.values) - 1
+                    and (not same_prefix or an.values == num.values[:-1])):
+                return k + 1, confidences[2]
+    return None
 
 
 def numbering_signature(n: Numbering | None) -> tuple:
@@ -168,23 +206,12 @@ class NumberingPredictor(_Base):
     source = "numbering"
 
     def _one(self, br: LocalBranch, t: HeadingInfo) -> tuple[int, float]:
-        if br.prev == 0:
-            return 1, 1.0
         branch = br.branch()
         num = t.numbering
+        found = numbered_level(branch, num, (1.0, 1.0, 0.8), same_prefix=False)
+        if found is not None:
+            return found
         sig = numbering_signature(num)
-        if num is not None:
-            for k, a in reversed(branch):
-                if continues(a.numbering, num):
-                    return k, 1.0
-            for k, a in reversed(branch):
-                if opens_child(a.numbering, num):
-                    return k + 1, 1.0
-            if num.scheme in ("decimal", "section") and len(num.values) > 1:
-                for k, a in reversed(branch):
-                    an = a.numbering
-                    if an is not None and an.scheme == num.scheme and len(an.values) == len(num.values) - 1:
-                        return k + 1, 0.8
         for k, a in reversed(branch):
             if numbering_signature(a.numbering) == sig:
                 return k, 0.6

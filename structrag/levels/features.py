@@ -30,7 +30,7 @@ from typing import Sequence
 
 from ..numbering import continues, opens_child
 from .base import Memory
-from .baselines import LocalBranch, NumberingPredictor
+from .baselines import LocalBranch, NumberingPredictor, latest_anchors
 from .rules import RulesPredictor
 from .style import DocStyles, HeadingInfo, luminance
 
@@ -81,14 +81,8 @@ class View:
     __slots__ = ("by_level", "prev", "prev_index", "depth", "children", "parent_of")
 
     def __init__(self, memory: Memory) -> None:
-        self.by_level: dict[int, int] = {}
-        for a in memory.anchors:
-            cur = self.by_level.get(a.level)
-            if cur is None or a.index > cur:
-                self.by_level[a.level] = a.index
-        self.prev = memory.previous_level
-        self.prev_index = memory.previous.index if memory.previous is not None else None
-        self.depth = max([memory.depth, *self.by_level]) if self.by_level else memory.depth
+        self.by_level: dict[int, int]
+        self.by_level, self.prev, self.prev_index, self.depth = latest_anchors(memory)
         self.children: dict[int | None, list[int]] = {}
         self.parent_of: dict[int, int | None] = {}
         seen = set()
@@ -300,8 +294,8 @@ def candidate_rows(
     # what the rule-based predictors would answer from the same memory: the model learns when to
     # trust numbering and style clusters and when to overrule them
     br = LocalBranch.of(infos, view.by_level, view.prev, view.prev_index, view.depth)
-    rules_k, rules_conf = _RULES._one(br, t)
-    num_k = _NUMBERING._one(br, t)[0] if t.numbering is not None else None
+    rules_k, rules_conf = _RULES.level(br, t)
+    num_k = _NUMBERING.level(br, t)[0] if t.numbering is not None else None
     rows = []
     for k in range(1, top + 1):
         A, P, C = anchors[k], anchors[k - 1] if k > 1 else None, anchors[k + 1]

@@ -15,8 +15,7 @@ Usable without the shipped model.  For each target, in order:
 
 from __future__ import annotations
 
-from ..numbering import continues, opens_child
-from .baselines import SIZE_TOL, LocalBranch, _Base
+from .baselines import SIZE_TOL, LocalBranch, _Base, numbered_level
 from .style import HeadingInfo
 
 __all__ = ["RulesPredictor", "compare_strength"]
@@ -44,23 +43,10 @@ class RulesPredictor(_Base):
     source = "rules"
 
     def _one(self, br: LocalBranch, t: HeadingInfo) -> tuple[int, float]:
-        if br.prev == 0:
-            return 1, 1.0
         branch = br.branch()
-        num = t.numbering
-        if num is not None:
-            for k, a in reversed(branch):
-                if continues(a.numbering, num):
-                    return k, 0.95
-            for k, a in reversed(branch):
-                if opens_child(a.numbering, num):
-                    return k + 1, 0.95
-            if num.scheme in ("decimal", "section") and len(num.values) > 1:
-                for k, a in reversed(branch):
-                    an = a.numbering
-                    if (an is not None and an.scheme == num.scheme and len(an.values) == len(num.values) - 1
-                            and an.values == num.values[:-1]):
-                        return k + 1, 0.9
+        found = numbered_level(branch, t.numbering, (0.95, 0.95, 0.9), same_prefix=True)
+        if found is not None:
+            return found
         if not t.has_style:
             return br.prev, 0.2
         key = t.key

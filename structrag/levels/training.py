@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import ConfigError
 from ..model import Document
@@ -50,6 +50,17 @@ DEFAULT_DAGGER_ROUNDS = 1
 
 def training_rows(ref: ReferenceDoc, memory: str = "recent", seed: int = 0):
     """(rows, labels, group sizes) for one document, teacher-forced with ``memory``."""
+    return _step_rows(ref, (int(h.level) for h in ref.headings),  # type: ignore[arg-type]
+                      lambda state, i, level: level, memory, seed)
+
+
+def _step_rows(ref: ReferenceDoc, levels: Iterable[int], label: Callable[[TreeState, int, int], int | None],
+               memory: str, seed: int):
+    """(rows, labels, group sizes) of a walk over ``ref``'s headings that gives them ``levels``.
+
+    Each step after the first whose ``label(state, i, level)`` is not None gives one row per
+    candidate level, labelled 1 for that level, from the ``memory`` of the tree so far.
+    """
     hs = ref.headings
     infos = describe(ref.document, hs)
     styles = DocStyles(infos, ref.document)
@@ -58,15 +69,16 @@ def training_rows(ref: ReferenceDoc, memory: str = "recent", seed: int = 0):
     rows: list[list[float]] = []
     labels: list[int] = []
     groups: list[int] = []
-    for i, h in enumerate(hs):
-        lv = int(h.level)  # type: ignore[arg-type]
+    for i, lv in enumerate(levels):
         if i > 0:
-            view = View(strategy.build(state, i))
-            cand = candidate_rows(infos[i], view, infos, styles)
-            rows.extend(cand)
-            labels.extend(int(k == lv) for k in range(1, len(cand) + 1))
-            groups.append(len(cand))
-        state.push(lv)
+            want = label(state, i, lv)
+            if want is not None:
+                view = View(strategy.build(state, i))
+                cand = candidate_rows(infos[i], view, infos, styles)
+                rows.extend(cand)
+                labels.extend(int(k == want) for k in range(1, len(cand) + 1))
+                groups.append(len(cand))
+        state.push(int(lv))
     return rows, labels, groups
 
 
@@ -122,24 +134,7 @@ def oracle_rows(ref: ReferenceDoc, predicted: Sequence[int], memory: str = "rece
     for i, q in enumerate(tp):
         ps.append(last_child.get(q))
         last_child[q] = i
-    infos = describe(ref.document, hs)
-    styles = DocStyles(infos, ref.document)
-    state = TreeState(hs)
-    strategy = make_memory(memory, seed=seed)
-    rows: list[list[float]] = []
-    labels: list[int] = []
-    groups: list[int] = []
-    for i, lv in enumerate(predicted):
-        if i > 0:
-            want = oracle_level(state.branch, i, tp, ps)
-            if want is not None:
-                view = View(strategy.build(state, i))
-                cand = candidate_rows(infos[i], view, infos, styles)
-                rows.extend(cand)
-                labels.extend(int(k == want) for k in range(1, len(cand) + 1))
-                groups.append(len(cand))
-        state.push(int(lv))
-    return rows, labels, groups
+    return _step_rows(ref, predicted, lambda state, i, level: oracle_level(state.branch, i, tp, ps), memory, seed)
 
 
 def _fit(X, y, w, params: dict, rounds: int, seed: int):
