@@ -301,7 +301,7 @@ def onnx_model_path(folder: str, *, int8: bool) -> str:
     transformer optimiser fuses into its Attention/SkipLayerNorm/BiasGelu ops),
     fused, then for ``int8`` dynamically quantised with per-channel int8
     weights (per-tensor weights lose too much: cosine 0.95 against fp32, per
-    channel 0.99).  Written atomically, so concurrent workers at most export twice.
+    channel 0.99).  Written atomically, under a file lock.
     """
     name = f"{os.path.basename(os.path.normpath(folder)) or 'model'}-{_onnx_key(folder)}"
     out_dir = os.path.join(_cache_root(), "onnx")
@@ -310,11 +310,27 @@ def onnx_model_path(folder: str, *, int8: bool) -> str:
     if os.path.exists(target):
         return target
     os.makedirs(out_dir, exist_ok=True)
-    if not os.path.exists(fp32):
-        _export_onnx(folder, fp32)
-    if int8:
-        _quantize_onnx(fp32, target)
+    with _file_lock(os.path.join(out_dir, f"{name}.lock")):  # Ray workers starting together export once
+        if not os.path.exists(fp32):
+            _export_onnx(folder, fp32)
+        if int8 and not os.path.exists(target):
+            _quantize_onnx(fp32, target)
     return target
+
+
+@contextmanager
+def _file_lock(path: str):
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: concurrent exports stay correct (atomic renames), only slower
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _atomic(path: str) -> str:
