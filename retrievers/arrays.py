@@ -62,7 +62,7 @@ def vectors_ok(store: Store, d: DocRow) -> bool:
 
 def load_vector_index(store: Store, chunk_vectors: np.ndarray):
     """The approximate vector index of the committed generation: its file, or fitted now (then not stored)."""
-    from .dense import VectorIndex
+    from .vectors import VectorIndex
 
     f = store.derived_dir(store.generation()) / FAISS_FILE
     return VectorIndex.load(f) if f.exists() else VectorIndex(exact_below=exact_below()).fit(chunk_vectors)
@@ -161,7 +161,7 @@ def publish(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool) -
     def write(tmp: Path) -> None:
         corpus.save(tmp)
         if corpus.has_dense and corpus.n_chunks >= exact_below():
-            from .dense import VectorIndex
+            from .vectors import VectorIndex
 
             VectorIndex(exact_below=exact_below()).fit(corpus.chunk_vectors).save(tmp / FAISS_FILE)
 

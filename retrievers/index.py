@@ -335,7 +335,7 @@ class Index(Writes):
             raise no_dense_error(self.path)
         vecs = self._corpus.chunk_vectors
         if rows is not None or self._corpus.n_chunks < exact_below():
-            from .dense import exact_top_k
+            from .vectors import exact_top_k
 
             return exact_top_k(vecs, qs.query_vector, n, rows)
         with self._lock:

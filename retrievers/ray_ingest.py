@@ -133,13 +133,10 @@ class IndexWorker:
         self.shard_dir = Path(shard_dir)
         self.encoder = None
         if self.settings.get("dense_model"):
-            import torch
-
             from .dense import DenseEncoder
 
-            # the actor holds `threads` CPUs of Ray's accounting; more torch threads would oversubscribe
-            torch.set_num_threads(max(int(threads), 1))
-            self.encoder = DenseEncoder(self.settings["dense_model"], device=device,
+            # the actor holds `threads` CPUs of Ray's accounting; more embedding threads would oversubscribe
+            self.encoder = DenseEncoder(self.settings["dense_model"], device=device, threads=max(int(threads), 1),
                                         max_seq_length=self.settings.get("dense_max_seq_length"))
             self.encoder.dim  # load the model now, once per worker
 

@@ -8,7 +8,8 @@ import pytest
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("faiss")
 
-from retrievers.dense import DenseEncoder, EmbeddingCache, VectorIndex, exact_top_k, resolve_model  # noqa: E402
+from retrievers.dense import DenseEncoder, resolve_model  # noqa: E402
+from retrievers.vectors import EmbeddingCache, VectorIndex, exact_top_k  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError, ModelError  # noqa: E402
 from indexutil import make_reports  # noqa: E402
