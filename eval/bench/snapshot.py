@@ -83,7 +83,9 @@ def write_hits(data: Path, out: Path, sets: list[str], work: Path) -> None:
         wanted = {q["doc"] for q in queries}
         pdfs = [p for p in pdfs if p.name in wanted]
         ix_dir = work / name
-        with Index.build(pdfs, ix_dir, workers=2, progress=False) as ix:
+        # one worker: with several, documents are committed as they finish, and the collection order
+        # (which breaks exact ties between documents) would differ from run to run
+        with Index.build(pdfs, ix_dir, workers=1, progress=False) as ix:
             lines = []
             for q in queries:
                 for scope in ("doc", "collection"):
