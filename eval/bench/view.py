@@ -68,7 +68,8 @@ def _browser_figures(html: Path, select: str | None, screenshot: Path | None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.view", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("pdf")
     ap.add_argument("--out", required=True, help="folder for the view (outside the repository)")
     ap.add_argument("--ignore-outline", action="store_true")
