@@ -65,6 +65,17 @@ def make_reports(folder: Path) -> Path:
     make_report(folder / "globex.pdf", GLOBEX)
     return folder
 
+
+def lexical_index(root: Path) -> Path:
+    """``root/pdfs`` with the two reports, indexed without embeddings by the real CLI into ``root/index``."""
+    from structrag.cli import main
+
+    make_reports(root / "pdfs")
+    out = root / "index"
+    assert main(["index", str(root / "pdfs"), "--out", str(out), "--no-dense", "--quiet"]) == 0
+    return out
+
+
 def write_queries(path: Path) -> Path:
     rows = [
         {"qid": "q1", "query": "How much were capital expenditures in 2024?", "doc": "acme.pdf",

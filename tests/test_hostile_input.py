@@ -16,7 +16,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from indexutil import GLOBEX, make_report
+from indexutil import GLOBEX, lexical_index, make_report
 from pdfgen import PDFBuilder
 from structrag.cli import main
 
@@ -41,13 +41,7 @@ def assert_clean_error(r, *needles: str) -> None:
 
 @pytest.fixture()
 def index_dir(tmp_path):
-    pdfs = tmp_path / "pdfs"
-    pdfs.mkdir()
-    make_report(pdfs / "acme.pdf")
-    make_report(pdfs / "globex.pdf", GLOBEX)
-    out = tmp_path / "ix"
-    assert main(["index", str(pdfs), "--out", str(out), "--no-dense", "--quiet"]) == 0
-    return out
+    return lexical_index(tmp_path)
 
 
 # --- lost documents ---------------------------------------------------------------------------------------------

@@ -7,18 +7,13 @@ import json
 import pytest
 
 from structrag.cli import main
-from indexutil import GLOBEX, make_report, write_queries
+from indexutil import lexical_index, make_report, write_queries
 
 
 @pytest.fixture(scope="module")
 def cli_index(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
-    (d / "pdfs").mkdir()
-    make_report(d / "pdfs" / "acme.pdf")
-    make_report(d / "pdfs" / "globex.pdf", GLOBEX)
-    out = d / "index"
-    assert main(["index", str(d / "pdfs"), "--out", str(out), "--no-dense", "--quiet"]) == 0
-    return d, out
+    return d, lexical_index(d)
 
 
 def test_index_reports_and_is_idempotent(cli_index, capsys):
