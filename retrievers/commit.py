@@ -28,6 +28,7 @@ from .identity import display_names, match_file
 from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdfs
 from .progress import progress_bar
 from .settings import content_key
+from .store import DocRow
 from .durable import atomic_save_npy
 
 __all__ = ["AddReport", "Writes", "Event", "ignore_event", "indexed_as", "commit_document", "add_files", "merge_shard",
@@ -49,10 +50,9 @@ def ignore_event(kind: str, name: str, detail: str) -> None:
     """The ``on_event`` of a caller that does not listen."""
 
 
-def indexed_as(index, path: str, sha1: str):
-    """The stored document the file at ``path`` (content ``sha1``) is, or None for a new one
-    (:func:`retrievers.identity.match_file`)."""
-    rows = index.store.documents()
+def indexed_as(rows: Sequence[DocRow], path: str, sha1: str) -> DocRow | None:
+    """Which of the stored documents ``rows`` the file at ``path`` (content ``sha1``) is, or None for a
+    new one (:func:`retrievers.identity.match_file`)."""
     match = match_file(path, sha1, [(d.name, d.path, d.sha1) for d in rows])
     return next((d for d in rows if d.name == match.name), None) if match.name is not None else None
 
@@ -125,6 +125,7 @@ def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progre
     report = AddReport([], [], [], [])
     replaces: dict[Path, str | None] = {}
     todo: list[tuple[Path, str]] = []
+    stored = index.store.documents()  # read once: nothing is committed before every file is matched
     for f in expand_paths(paths):
         try:
             sha1 = file_sha1(f)  # checks for a regular file first: a FIFO or /dev/zero would never end
@@ -133,7 +134,7 @@ def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progre
             emit("failed", f.name, failure_message(e))
             continue
         # a document is a file: another file of the same base name is a new document, never a replacement
-        old = indexed_as(index, path_text(os.path.abspath(f)), sha1)
+        old = indexed_as(stored, path_text(os.path.abspath(f)), sha1)
         if old is not None and old.sha1 == sha1 and old.options_key == okey:
             report.unchanged.append(old.name)
             emit("unchanged", old.name, "")
@@ -210,7 +211,8 @@ def merge_shard(index, path: str | os.PathLike, report: AddReport, emit: Event =
                           path=path, hint="merge it into an index created with the same settings")
     for d in docs:
         # a file's shard document follows the rules of Index.add; one without a path keeps its own name
-        old = indexed_as(index, d.path, d.sha1) if d.path else index.store.document(d.name)
+        # read per document: committing one may rename others of its base name
+        old = indexed_as(index.store.documents(), d.path, d.sha1) if d.path else index.store.document(d.name)
         if old is not None and old.sha1 == d.sha1 and old.options_key == d.options_key:
             report.unchanged.append(old.name)
             emit("unchanged", old.name, "")
