@@ -77,6 +77,25 @@ scores alone hide this, since every query's best candidate has z-score > 0:
                     lexical match stands out).
 ``q_dense_top_z``   the best ``dense_z`` among the candidates.
 
+Concept features (issue 26: questions in the reader's words, answers in the
+filer's words).  :mod:`retrievers.concepts` finds the concepts a question names
+("capex") and the filer wordings and statement titles they stand for
+("purchases of property, plant and equipment", "statements of cash flows").  The
+question's own scores above are unchanged; the expansion is scored on its own,
+so the ranker learns when it helps (all 0 when the question names no concept):
+
+``x_bm25_z``        z-score among the candidates of the BM25 of the expansion terms.
+``x_page_z``        the same summed over the chunk's (first) page.
+``x_phrase``        best share of one filer wording's terms found in the chunk (a
+                    statement row label "Purchases of property, plant and equipment").
+``x_anc``           the same, filer wordings and statement titles, in the chunk's ancestor
+                    headings ("Capital Spending", "Consolidated Statement of Cash Flows").
+``x_stmt``          best share of a statement title's terms on the chunk's page.
+``q_concept``       1 if the question names a concept.
+``year_match``      share of the years the question names (2018, FY2018) found in the
+                    chunk; 0 when it names none.
+``year_page``       the same on the chunk's whole (first) page (a table's column header).
+
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
 features (positions, depth), the fractions (coverage, number shares), the
 normalised scores above and one count, ``same_word_anc`` -- no raw BM25 or
@@ -99,6 +118,7 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
+from .concepts import NO_EXPANSION, Expansion
 from .corpus import Corpus
 
 __all__ = [
@@ -117,6 +137,8 @@ __all__ = [
     "evidence_constraints",
     "QUERY_LEXICAL",
     "QUERY_DENSE",
+    "CONCEPT_FEATURES",
+    "question_years",
     "QueryScores",
     "query_scores",
     "compute_features",
@@ -139,17 +161,22 @@ NORMALISED_DENSE: tuple[str, ...] = ("dense_z", "dense_rank", "dense_path_z")
 #: idf-weighted coverage and query-level features (module docstring)
 QUERY_LEXICAL: tuple[str, ...] = ("idf_coverage", "page_idf_coverage", "q_idf_top", "q_bm25_top_z")
 QUERY_DENSE: tuple[str, ...] = ("q_dense_top_z",)
+#: concept and year features (module docstring)
+CONCEPT_FEATURES: tuple[str, ...] = (
+    "x_bm25_z", "x_page_z", "x_phrase", "x_anc", "x_stmt", "q_concept", "year_match", "year_page",
+)  # fmt: skip
 #: the 22 features of the issue-5 rankers (raw and relative scores)
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 #: every feature :func:`compute_features` knows
-KNOWN_FEATURES: tuple[str, ...] = ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE + QUERY_LEXICAL + QUERY_DENSE
+KNOWN_FEATURES: tuple[str, ...] = (ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE + QUERY_LEXICAL + QUERY_DENSE
+                                   + CONCEPT_FEATURES)
 #: what the shipped rankers use: nothing whose scale depends on the collection or the model
 PORTABLE_LEXICAL: tuple[str, ...] = (
     "pos", "pos_ratio", "depth", "sec_pos_ratio", "page_pos",
     "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc", "same_word_anc_frac", "section_rel",
     "page_bm25_rel", "page_bm25_z", "page_rank", "coverage", "coverage_ctx", "page_coverage",
     "num_ratio", "page_num_ratio", "length_rel", "q_amount", "sec_mention", "q_sec_mention",
-)  # fmt: skip
+) + CONCEPT_FEATURES  # fmt: skip
 PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
 PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
 #: the direction in which each evidence feature can only help a candidate (+1: more is
@@ -160,7 +187,8 @@ EVIDENCE_DIRECTION: dict[str, int] = {
         "bm25", "bm25_anc_max", "same_word_anc", "bm25_section", "bm25_rel", "page_bm25", "page_bm25_rel",
         "coverage", "coverage_ctx", "page_coverage", "dense", "dense_path", "dense_rel", "bm25_z", "anc_rel",
         "same_word_anc_frac", "section_rel", "page_bm25_z", "sec_mention", "dense_z", "dense_path_z",
-        "idf_coverage", "page_idf_coverage"), 1),
+        "idf_coverage", "page_idf_coverage", "x_bm25_z", "x_page_z", "x_phrase", "x_anc", "x_stmt",
+        "year_match", "year_page"), 1),
     **dict.fromkeys(("bm25_rank", "page_rank", "dense_rank"), -1),
 }
 _NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE + QUERY_DENSE)
@@ -196,7 +224,7 @@ def available_features(corpus: Corpus) -> tuple[str, ...]:
     """Every feature :func:`compute_features` can give on ``corpus``."""
     if corpus.has_dense:
         return KNOWN_FEATURES
-    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL
+    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES
 
 
 def needs_dense(names) -> bool:
@@ -230,12 +258,24 @@ class QueryScores(NamedTuple):
     chunk_rows_per_term: list[np.ndarray] | None = None  # for each distinct query term, chunks that have it
     n_terms: int = 0  # distinct query terms
     text_norm: str = ""  # the query normalised for section-name mentions (retrievers.mentions.normalise)
+    expansion: Expansion = NO_EXPANSION  # the question's concepts (retrievers.concepts)
+    x_chunk_bm25: np.ndarray | None = None  # (n_chunks,) BM25 of the expansion terms, None without any
+    years: tuple[str, ...] = ()  # the years the question names
+
+
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+
+
+def question_years(text: str) -> tuple[str, ...]:
+    """The years a question names ("in 2018", "FY2018", "2018年"), as the tokens tables print them."""
+    return tuple(dict.fromkeys(_YEAR.findall(text)))
 
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
-                 *, amount: bool = False, text: str = "") -> QueryScores:
+                 *, amount: bool = False, text: str = "", expansion: Expansion = NO_EXPANSION) -> QueryScores:
     """Scores shared by the first stage and the features (``amount``: see :func:`asks_for_amount`;
-    ``text``: the query itself, for section-name mentions)."""
+    ``text``: the query itself, for section-name mentions and years; ``expansion``: its concepts,
+    :meth:`retrievers.concepts.ConceptVocabulary.expand`)."""
     from .mentions import normalise
 
     tokens = list(tokens)
@@ -250,6 +290,9 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         chunk_rows_per_term=corpus.bm25_chunks.contains(tokens),
         n_terms=len(set(tokens)),
         text_norm=normalise(text) if text else "",
+        expansion=expansion,
+        x_chunk_bm25=corpus.bm25_chunks.scores(list(expansion.terms)) if expansion.terms else None,
+        years=question_years(text) if text else (),
     )
 
 
@@ -475,7 +518,9 @@ def compute_features(
             v = np.full(m, float(get("page_idf_coverage").max()))
         elif name == "q_bm25_top_z":
             v = np.full(m, float(get("bm25_z").max()))
-        else:  # q_dense_top_z: the last of KNOWN_FEATURES, and the names were checked above
+        elif name in CONCEPT_FEATURES:
+            v = _concept_feature(name, corpus, qs, cand, anc, valid, safe, get)
+        else:  # q_dense_top_z: the names were checked above
             v = np.full(m, float(get("dense_z").max()))
         v = np.asarray(v, dtype=np.float32)
         cache[name] = v
@@ -484,3 +529,70 @@ def compute_features(
     for j, n in enumerate(names):
         out[:, j] = get(n)
     return out
+
+
+def _term_rows(bm, terms: Sequence[str]) -> dict[str, np.ndarray]:
+    """Rows holding each of ``terms`` that the BM25 index knows (term -> rows)."""
+    known = [t for t in dict.fromkeys(terms) if t in bm.vocab_]
+    return dict(zip(known, bm.contains(known))) if known else {}
+
+
+def _best_share(runs, rows: dict[str, np.ndarray], n: int, keys: np.ndarray, valid: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Per candidate, the best share of one run's distinct terms present (``keys``: the candidate's row,
+    page or ancestor rows in a table of ``n``; ``valid``: which ancestor columns are real)."""
+    best = np.zeros(keys.shape[0])
+    masks: dict[str, np.ndarray] = {}
+    for run in runs:
+        terms = list(dict.fromkeys(run))
+        got = np.zeros(keys.shape[0])
+        for t in terms:
+            if t not in rows:
+                continue
+            if t not in masks:
+                hit = _mask(n, rows[t])[keys]
+                masks[t] = (hit & valid).any(axis=1) if valid is not None else hit
+            got += masks[t]
+        best = np.maximum(best, got / len(terms))
+    return best
+
+
+def _concept_feature(name: str, corpus: Corpus, qs: QueryScores, cand: np.ndarray, anc: np.ndarray,
+                     valid: np.ndarray, safe: np.ndarray, get) -> np.ndarray:
+    m = cand.size
+    x = qs.expansion
+    if name == "q_concept":
+        return np.full(m, 1.0 if x.concepts else 0.0)
+    if name in ("year_match", "year_page"):
+        if not qs.years:
+            return np.zeros(m)
+        rows = _term_rows(corpus.bm25_chunks, qs.years)
+        if name == "year_match":
+            return _best_share([qs.years], rows, corpus.n_chunks, cand) if rows else np.zeros(m)
+        n_pages = int(corpus.chunk_page_key.max()) + 1
+        page_rows = {t: corpus.chunk_page_key[r] for t, r in rows.items()}
+        return _best_share([qs.years], page_rows, n_pages, corpus.chunk_page_key[cand])
+    if not x.concepts:
+        return np.zeros(m)
+    if name == "x_bm25_z":
+        return _z(qs.x_chunk_bm25[cand].astype(np.float64)) if qs.x_chunk_bm25 is not None else np.zeros(m)
+    if name == "x_page_z":
+        if qs.x_chunk_bm25 is None:
+            return np.zeros(m)
+        n_pages = int(corpus.chunk_page_key.max()) + 1
+        per_page = np.bincount(corpus.chunk_page_key, weights=qs.x_chunk_bm25, minlength=n_pages)
+        return _z(per_page[corpus.chunk_page_key[cand]])
+    if name == "x_phrase":
+        rows = _term_rows(corpus.bm25_chunks, [t for r in x.phrases for t in r])
+        return _best_share(x.phrases, rows, corpus.n_chunks, cand)
+    if name == "x_anc":
+        if not corpus.n_nodes:
+            return np.zeros(m)
+        runs = x.phrases + x.statements
+        rows = _term_rows(corpus.bm25_heads, [t for r in runs for t in r])
+        return _best_share(runs, rows, corpus.n_nodes, safe, valid)
+    # x_stmt
+    rows = _term_rows(corpus.bm25_chunks, [t for r in x.statements for t in r])
+    n_pages = int(corpus.chunk_page_key.max()) + 1
+    page_rows = {t: corpus.chunk_page_key[r] for t, r in rows.items()}
+    return _best_share(x.statements, page_rows, n_pages, corpus.chunk_page_key[cand])

@@ -324,11 +324,15 @@ class Index(Writes):
         return self.encoder.encode_query(query) if self.has_dense and self._corpus.has_dense else None
 
     def query_scores(self, query: str, *, dense: bool = True) -> QueryScores:
+        """What the first stage and the features share for ``query``: its tokens, BM25 scores, vector,
+        and the concepts it names (:mod:`retrievers.concepts`)."""
+        from .concepts import default_vocabulary
         from .features import asks_for_amount
 
         qv = self.query_vector(query) if dense else None
-        return query_scores(self._corpus, self.tokenizer.tokenize(query), qv, amount=asks_for_amount(query),
-                            text=query)
+        tokens = self.tokenizer.tokenize(query)
+        return query_scores(self._corpus, tokens, qv, amount=asks_for_amount(query), text=query,
+                            expansion=default_vocabulary().expand(query, self.tokenizer, tokens))
 
     def _dense_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
         if qs.query_vector is None:
@@ -345,13 +349,19 @@ class Index(Writes):
         return vi.search(qs.query_vector, n)
 
     def candidates(self, qs: QueryScores, *, doc: str | None = None, n: int = 100) -> np.ndarray:
-        """First-stage rows for the ranker: BM25 top ``n`` then dense top ``n`` not already in."""
+        """First-stage rows for the ranker: BM25 top ``n``, then dense top ``n``, then the top ``n`` by
+        BM25 of the question's concept expansion (:mod:`retrievers.concepts`), each without rows
+        already in: a statement row worded only in the filer's words must reach the ranker."""
         rows = self._scope(doc)
-        b = bm25_top(qs, rows, n).indices
-        if qs.query_vector is None:
-            return b
-        d = self._dense_top(qs, rows, n).indices
-        return np.concatenate([b, d[~np.isin(d, b)]])
+        out = bm25_top(qs, rows, n).indices
+        more = []
+        if qs.query_vector is not None:
+            more.append(self._dense_top(qs, rows, n).indices)
+        if qs.x_chunk_bm25 is not None:
+            more.append(bm25_top(qs._replace(chunk_bm25=qs.x_chunk_bm25), rows, n).indices)
+        for m in more:
+            out = np.concatenate([out, m[~np.isin(m, out)]])
+        return out
 
     def rank(
         self,

@@ -33,6 +33,8 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
   ``same_word_anc``, family-balanced;
 * ``raw22``: the 22 original features, family-balanced;
 * ``no-mention``: ``portable`` without ``sec_mention`` / ``q_sec_mention``;
+* ``no-concepts``: ``portable`` without the concept and year features of issue 26
+  (:data:`retrievers.features.CONCEPT_FEATURES`): the shipped design before them;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
   10-K questions only gives elsewhere);
 * ``shipped-before``: the ranker shipped before this change (``--old-model``),
@@ -67,7 +69,7 @@ from eval.bench.generalise_build import DATA, index_dir
 from eval.retrieval_metrics import evaluate
 from retrievers.bm25 import SparseBM25
 from retrievers.features import (
-    LEXICAL_FEATURES, DENSE_FEATURES, PORTABLE_FEATURES, available_features, evidence_constraints,
+    CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, PORTABLE_FEATURES, available_features, evidence_constraints,
 )
 from retrievers.index import Index
 from retrievers.ranker import LambdaRanker
@@ -80,8 +82,8 @@ METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10")
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
 #: variants that take ``--monotone`` (the shipped design and its ablations)
-MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only")
-VARIANTS = ("portable", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
+MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts")
+VARIANTS = ("portable", "no-concepts", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
             "shipped-before")
 RAW22 = LEXICAL_FEATURES + DENSE_FEATURES
 
@@ -292,6 +294,7 @@ def main(argv=None) -> int:
         "portable-first": (tuple(f for f in portable if f != "same_word_anc"), "family", None),
         "raw22": (tuple(f for f in RAW22 if f in feats), "family", None),
         "no-mention": (tuple(f for f in portable if f not in ("sec_mention", "q_sec_mention")), args.balance, None),
+        "no-concepts": (tuple(f for f in portable if f not in CONCEPT_FEATURES), args.balance, None),
         "filings-only": (portable, args.balance, "filings"),
     }
     per_seed_map = defaultdict(dict)
