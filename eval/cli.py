@@ -178,8 +178,9 @@ def register(subparsers: Any) -> None:
     q.add_argument("--mode", action="append", help="bm25, dense, hybrid, ranker (default: all available)")
     q.add_argument("--k", action="append", help="cutoffs for recall@k (default 1,2,3,5,10,20)")
     q.add_argument("--depth", type=int, default=50, help="chunks retrieved per query")
-    q.add_argument("--scope", choices=["document", "collection"], default="document",
-                   help="search within the query's document (default) or the whole index")
+    q.add_argument("--scope", choices=["both", "document", "collection"], default="both",
+                   help="search within the query's document, the whole index (reported as <mode>@collection), "
+                        "or both (default)")
     q.add_argument("--misses-html", default=None, metavar="FILE",
                    help="also write an HTML view of the queries whose first hit (first --mode, within the "
                    "query's document) is not on a relevant page, beside their relevant pages")

@@ -131,6 +131,13 @@ def test_retrieval_runner_on_a_real_index(pdf_folder, tmp_path):
     paths = rep.write(tmp_path / "out")
     assert (tmp_path / "out" / "retrieval_page_recall_at_k.png").exists() and paths
     assert "recall_any@1" in (tmp_path / "out" / "retrieval.md").read_text()
+    # both settings: the collection run is reported beside, and another document's page never counts
+    both = runners.run_retrieval(qfile, tmp_path / "idx", modes=["bm25"], ks=(1, 3), progress=False, scope="both")
+    assert both.modes == ["bm25", "bm25@collection"]
+    coll = both.scores["page"]["bm25@collection"]
+    assert coll.n_queries == 3 and coll.per_query["q1"]["map"] <= page.per_query["q1"]["map"]
+    with pytest.raises(ConfigError, match="scope"):
+        runners.run_retrieval(qfile, tmp_path / "idx", modes=["bm25"], scope="everywhere")
 
 
 def test_speed_runner_measures_in_child_processes(pdf_folder, tmp_path):

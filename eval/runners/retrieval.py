@@ -173,13 +173,16 @@ def run_retrieval(
 
     ``scope="document"`` searches each query within its own ``doc`` (the
     FinanceBench / MMLongBench-Doc setting); ``"collection"`` searches all
-    documents and counts a page relevant only in the query's document.
+    documents and counts a page relevant only in the query's document (what a
+    user who does not name the document gets); ``"both"`` runs the two, the
+    collection runs reported as ``<mode>@collection``.
     ``depth`` chunks are retrieved per query and mode.
     """
     from tqdm.auto import tqdm
 
-    if scope not in ("document", "collection"):
-        raise ConfigError(f"scope must be 'document' or 'collection', got {scope!r}")
+    if scope not in ("document", "collection", "both"):
+        raise ConfigError(f"scope must be 'document', 'collection' or 'both', got {scope!r}")
+    scopes = ("document", "collection") if scope == "both" else (scope,)
     bad = set(levels) - {"page", "passage"}
     if bad:
         raise ConfigError(f"unknown relevance level(s) {sorted(bad)}; use 'page' and/or 'passage'")
@@ -202,26 +205,30 @@ def run_retrieval(
         ranker_model = _ranker_source(index) if "ranker" in active else None
         names = {d.name for d in index.documents()}
         missing = sorted({q.get("doc") for q in qs if q.get("doc") and q.get("doc") not in names})
-        runs: dict[str, dict[str, dict[str, list]]] = {lv: {m: {} for m in active} for lv in levels}
+        # (reported name, mode, scope): a collection run is "<mode>@collection" when both scopes run
+        plan = [(m if sc == "document" or scope != "both" else f"{m}@collection", m, sc)
+                for sc in scopes for m in active]
+        runs: dict[str, dict[str, dict[str, list]]] = {lv: {key: {} for key, _, _ in plan} for lv in levels}
         ms: dict[str, float] = {}
         enabled = sys.stderr.isatty() if progress is None else progress
-        for m in active:
+        for key, m, sc in plan:
             t0 = time.perf_counter()
-            for q in tqdm(qs, desc=f"retrieval {m}", disable=not enabled, leave=False, file=sys.stderr):
+            for q in tqdm(qs, desc=f"retrieval {key}", disable=not enabled, leave=False, file=sys.stderr):
                 doc = q.get("doc")
                 if doc in missing:
                     hits = []
                 else:
-                    hits = index.search(q["query"], k=depth, doc=doc if scope == "document" else None, mode=m)
-                    if scope == "collection":
+                    hits = index.search(q["query"], k=depth, doc=doc if sc == "document" else None, mode=m)
+                    if sc == "collection":
                         hits = [h if h.doc == doc else h._replace(pages=tuple(-1 - p for p in h.pages))
                                 for h in hits]  # pages of other documents never match
                 if "page" in levels:
-                    runs["page"][m][q["qid"]] = RM.pages_from_hits(hits)
+                    runs["page"][key][q["qid"]] = RM.pages_from_hits(hits)
                 if "passage" in levels and q.get("evidence"):
-                    runs["passage"][m][q["qid"]] = RM.passages_from_hits(hits, q["evidence"],
-                                                                         threshold=passage_threshold)
-            ms[m] = 1000 * (time.perf_counter() - t0) / max(1, len(qs))
+                    runs["passage"][key][q["qid"]] = RM.passages_from_hits(hits, q["evidence"],
+                                                                           threshold=passage_threshold)
+            ms[key] = 1000 * (time.perf_counter() - t0) / max(1, len(qs))
+        active = [key for key, _, _ in plan]
     finally:
         if opened:
             index.close()
