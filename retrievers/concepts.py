@@ -85,7 +85,7 @@ class ConceptVocabulary:
         self.data = data
         self.source = source
         self.version = str(data.get("version", ""))
-        self._tokenised: dict[Tokenizer, list] = {}
+        self._tokenised: dict[tuple[Tokenizer, bool], list] = {}
 
     @classmethod
     def load(cls, path: str | Path) -> "ConceptVocabulary":
@@ -99,52 +99,58 @@ class ConceptVocabulary:
     def __len__(self) -> int:
         return len(self.data["concepts"]) + len(self.data["derived"]) + len(self.data["zh"])
 
-    def _entries(self, tok: Tokenizer) -> list:
+    def _entries(self, tok: Tokenizer, *, zh: bool) -> list:
         """Per entry: (name, alias token runs, CJK aliases, label runs, statement title runs), tokenised once
-        per tokenizer."""
-        got = self._tokenised.get(tok)
+        per tokenizer; the Chinese entries (``zh``) apart, so that an English question never loads jieba."""
+        key = (tok, zh)
+        got = self._tokenised.get(key)
         if got is not None:
             return got
         d = self.data
-        stmts = {k: v for k, v in d["statements"].items()}
+        stmts = d["statements"]
 
         def runs(phrases) -> tuple[tuple[str, ...], ...]:
-            out = [tuple(tok.tokenize(p)) for p in phrases if not _has_cjk(p)]
+            out = [tuple(tok.tokenize(p)) for p in phrases if zh or not _has_cjk(p)]
             return tuple(dict.fromkeys(r for r in out if r))
 
-        def zh_runs(phrases) -> tuple[tuple[str, ...], ...]:
-            return tuple(dict.fromkeys(r for r in (tuple(tok.tokenize(p)) for p in phrases) if r))
+        entries = []
+        if zh:
+            titles = tuple(r for s in stmts.values() for r in runs(s.get("zh", [])))
+            for name, c in d["zh"].items():
+                # a cash-flow line item is printed under the cash-flow statement's title
+                cash = any("现金" in lab for lab in c["labels"])
+                entries.append((name, (), tuple(c["aliases"]), runs(c["labels"]),
+                                tuple(r for r in titles if cash and "现金" in "".join(r))))
+            self._tokenised[key] = entries
+            return entries
 
-        def titles(statement: str | None, lang: str) -> tuple[tuple[str, ...], ...]:
-            s = stmts.get(statement or "", {})
-            return zh_runs(s.get(lang, [])) if lang == "zh" else runs(s.get(lang, []))
+        def titles_of(statement: str | None) -> tuple[tuple[str, ...], ...]:
+            return runs(stmts.get(statement or "", {}).get("en", []))
 
         concepts = d["concepts"]
-        entries = []
         for name, c in concepts.items():
             labels = runs(c["labels"][:MAX_LABELS])
-            section = runs([f"{c['section']}"]) if c.get("section") else ()
+            section = runs([c["section"]]) if c.get("section") else ()
             entries.append((name, runs(c["aliases"] + c["labels"][:2]), (), labels + section,
-                            titles(c.get("statement"), "en")))
+                            titles_of(c.get("statement"))))
         for name, c in d["derived"].items():
             labels = list(runs(c["labels"]))
             st: list = []
             for f in c["from"]:
                 labels += runs(concepts[f]["labels"][:3])
-                st += titles(concepts[f].get("statement"), "en")
+                st += titles_of(concepts[f].get("statement"))
             entries.append((name, runs(c["aliases"]), (), tuple(dict.fromkeys(labels)), tuple(dict.fromkeys(st))))
-        zh_titles = tuple(r for s in stmts.values() for r in zh_runs(s.get("zh", [])))
-        for name, c in d["zh"].items():
-            statement_titles = tuple(r for r in zh_titles if any(t in "".join(c["labels"]) for t in ("现金",)))
-            entries.append((name, (), tuple(c["aliases"]), zh_runs(c["labels"]), statement_titles))
-        self._tokenised[tok] = entries
+        self._tokenised[key] = entries
         return entries
 
     def expand(self, query: str, tokenizer: Tokenizer, tokens: list[str] | None = None) -> Expansion:
         """The concepts ``query`` names and what they add (:class:`Expansion`; empty if none)."""
         qtok = list(tokens) if tokens is not None else tokenizer.tokenize(query)
         names, phrases, statements = [], [], []
-        for name, alias_runs, cjk_aliases, labels, titles in self._entries(tokenizer):
+        entries = self._entries(tokenizer, zh=False)
+        if _has_cjk(query):
+            entries = entries + self._entries(tokenizer, zh=True)
+        for name, alias_runs, cjk_aliases, labels, titles in entries:
             if any(_contains_run(qtok, r) for r in alias_runs) or any(a in query for a in cjk_aliases):
                 names.append(name)
                 phrases += labels
