@@ -108,13 +108,18 @@ class EngineRetriever:
             ids = {key: i for i, key in enumerate(keys)}
             fused, s = rrf([[ids[(h.doc, h.chunk_id)] for h in lex], [ids[(h.doc, h.chunk_id)] for h in dense]])
             return [self._hit(by_key[keys[i]], sc) for i, sc in zip(fused[:k].tolist(), s[:k].tolist())]
-        # ranker: BM25 candidates, then dense ones not already in (Index.candidates' order)
-        seen = {(h.doc, h.chunk_id) for h in lex}
-        first = lex + [h for h in dense if (h.doc, h.chunk_id) not in seen]
+        # ranker: BM25 candidates, then dense ones, then BM25 of the question's concept expansion
+        # (retrievers.concepts), each without those already in: Index.candidates' order
+        qs = index.query_scores(query, dense=use_dense)
+        first, seen = [], set()
+        more = self.engine.lexical(list(qs.expansion.terms), n, doc=doc) if qs.expansion.terms else []
+        for h in (*lex, *dense, *more):
+            if (h.doc, h.chunk_id) not in seen:
+                seen.add((h.doc, h.chunk_id))
+                first.append(h)
         rows, kept = self._rows(first)
         if rows.size == 0:
             return []
         model = self.ranker or index.ranker
-        qs = index.query_scores(query, dense=use_dense)
         order, s = rerank(index.corpus, qs, rows, model, k)
         return [self._hit(kept[i], sc) for i, sc in zip(order.tolist(), s.tolist())]
