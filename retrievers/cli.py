@@ -102,7 +102,8 @@ def register_index(subparsers: Any) -> None:
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
     p.add_argument("--embed-model", dest="embed_model", default=None, metavar="NAME",
                    help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
-                   "Chinese and other scripts, chosen by the first document), a sentence-transformers name or a folder")
+                   "Chinese and other scripts: an English index switches, re-embedding, when one arrives), a sentence-transformers "
+                   "name or a folder")
     from .embed_backends import BACKENDS  # not .dense: listing the choices must not import numpy
 
     p.add_argument("--embed-backend", default=None, choices=BACKENDS,

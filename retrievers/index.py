@@ -255,9 +255,14 @@ class Index(Writes):
         model = choose_model(texts)
         msl = self.dense_max_seq_length or (DEFAULT_MAX_SEQ_LENGTH if is_default_model(model) else None)
         self._store.set_settings({"dense_model": model, "dense_max_seq_length": msl})
-        self.dense_model, self.dense_max_seq_length = model, msl
-        self._encoder_obj = None
+        self.use_dense_model(model, msl)
         log.info("index %s: dense model %s, chosen from the language of its first document", self.path, model)
+
+    def use_dense_model(self, model: str, max_seq_length: int | None) -> None:
+        """Embed with ``model`` from now on (not stored: the caller stores it with the vectors it made,
+        :func:`retrievers.commit.widen_dense_model`)."""
+        self.dense_model, self.dense_max_seq_length = model, max_seq_length
+        self._encoder_obj = None
 
     def publish(self) -> None:
         """Write the search arrays of the committed generation (atomically) and use them.

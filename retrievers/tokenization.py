@@ -40,7 +40,7 @@ from structrag.text import CJK_SCRIPT
 __all__ = ["Tokenizer", "ENGLISH_STOPWORDS", "CJK_MODES", "tokenize"]
 
 #: How CJK runs are cut (see :class:`Tokenizer`).
-CJK_MODES: tuple[str, ...] = ("bigram", "unigram", "jieba", "jieba-search")
+CJK_MODES: tuple[str, ...] = ("bigram", "unigram", "jieba", "jieba-search", "jieba-search+bigram")
 
 #: Function words that carry no topic.  Question words are included because
 #: every query starts with one and no passage is about "what".
@@ -128,7 +128,10 @@ class Tokenizer:
         ``"bigram"``: overlapping character bigrams per CJK run (the default before);
         ``"unigram"``: one term per character;
         ``"jieba"``: dictionary word segmentation of Chinese runs (jieba, a core
-        dependency).
+        dependency);
+        ``"jieba-search+bigram"``: both, the ``jieba-search`` words and then each
+        character bigram that is not already one of them (a term a question and a
+        page share whether or not the dictionary cuts them alike).
     min_length:
         Latin-script words shorter than this are dropped (numbers never are).
     """
@@ -136,7 +139,7 @@ class Tokenizer:
     lowercase: bool = True
     stem: Literal["snowball", "none"] = "snowball"
     stopwords: Literal["en", "none"] = "en"
-    cjk: Literal["bigram", "unigram", "jieba", "jieba-search"] = "jieba-search"
+    cjk: Literal["bigram", "unigram", "jieba", "jieba-search", "jieba-search+bigram"] = "jieba-search"
     min_length: int = 1
     _stop: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -178,6 +181,11 @@ class Tokenizer:
                     out.extend(_jieba().lcut(run, HMM=False))
                 elif self.cjk == "jieba-search" and _HAN.search(run):
                     out.extend(_jieba().lcut_for_search(run, HMM=False))
+                elif self.cjk == "jieba-search+bigram" and _HAN.search(run):
+                    cut = _jieba().lcut_for_search(run, HMM=False)
+                    have = set(cut)
+                    out.extend(cut)
+                    out.extend(b for b in (run[i : i + 2] for i in range(len(run) - 1)) if b not in have)
                 else:
                     out.extend(run[i : i + 2] for i in range(len(run) - 1))
             elif kind == "num":

