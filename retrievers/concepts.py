@@ -157,9 +157,11 @@ class ConceptVocabulary:
                 statements += titles
         if not names:
             return NO_EXPANSION
-        phrases = list(dict.fromkeys(phrases))
-        statements = list(dict.fromkeys(statements))
         have = set(qtok)
+        # a wording made only of the question's own words adds nothing BM25 does not already see, and as
+        # a phrase feature it would reward any prose that repeats the question ("capital ... expenditures")
+        phrases = [r for r in dict.fromkeys(phrases) if not set(r) <= have]
+        statements = [r for r in dict.fromkeys(statements) if not set(r) <= have]
         terms = [t for r in phrases + statements for t in r if t not in have]
         return Expansion(tuple(names), tuple(phrases), tuple(statements), tuple(dict.fromkeys(terms))[:MAX_TERMS])
 

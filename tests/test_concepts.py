@@ -45,6 +45,10 @@ def test_capex_expands_to_the_cash_flow_line_item():
     assert tuple(TOK.tokenize("statement of cash flows")) in x.statements
     # expansion terms are the ones the question lacks
     assert "purchas" in x.terms and "expenditur" not in x.terms
+    # a wording made of the question's own words is not a phrase: prose that repeats the question
+    # ("capital projects ... expenditures") must not look like the filer's line item
+    assert tuple(TOK.tokenize("capital expenditures")) not in x.phrases
+    assert all(not set(r) <= set(TOK.tokenize("What was 3M's capital expenditure in 2018?")) for r in x.phrases)
 
 
 def test_derived_metric_points_to_what_it_is_computed_from():

@@ -485,8 +485,8 @@ def zh_choices(args, cache: Path) -> dict:
         return {}
     qs = [_with(q, set_name="prospectus-zh") for q in load_queries(args.zh_queries)]
     out: dict = {"bm25": {}, "dense": {}}
-    for mode in ("bigram", "jieba", "jieba-search"):
-        d = index_dir(cache, "prospectus", "lexical" if mode == "bigram" else f"lexical-{mode}")
+    for mode in ("bigram", "jieba", "jieba-search", "jieba-search+bigram"):
+        d = index_dir(cache, "prospectus", f"lexical-{mode}")
         if not (d / "index.sqlite").exists():
             continue
         with Index.open(d) as ix:
