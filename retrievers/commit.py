@@ -24,6 +24,7 @@ from structrag.text import path_text
 
 from .arrays import vectors_ok
 from .corpus import doc_nodes
+from .identities import identity_of, save_identity
 from .identity import display_names, match_file
 from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdfs
 from .progress import progress_bar
@@ -85,6 +86,8 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
     """
     store = index.store
     stem = None
+    # the document's identity (issuer, type, period) is the root of its tree: read once, here, for every way in
+    ident = identity_of(document, tree)
     if vectors is not None and not index.has_dense:
         raise ConfigError("vectors were given for an index built without dense retrieval", path=index.path,
                           hint="leave out the vectors, or add to a dense index")
@@ -113,6 +116,7 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
             c, name=name, path=path, sha1=sha1, options_key=options_key, page_count=page_count,
             chunks=chunks, tokens=tokens, vectors=stem, tree=tree, document=document, stats=stats,
         )
+        save_identity(c, name, ident)
     return name
 
 
