@@ -86,7 +86,7 @@ def normalize_type(name: str) -> str:
     t = normalize_title(name).replace("form ", "")
     flat = t.replace(" ", "")
     for d in DOC_TYPES:
-        if flat == d.replace("-", "").replace(" ", ""):
+        if flat == d.lower().replace("-", "").replace(" ", ""):
             return d
     aliases = {"esg": "sustainability report", "sustainability": "sustainability report", "annual": "annual report",
                "interim": "interim report", "quarterly": "interim report", "earnings": "earnings release",
@@ -101,7 +101,7 @@ def _cover_blocks(document: Document, pages: int) -> list[Block]:
 
 def _flat(text: str) -> str:
     # small capitals extract as "MGM R ESORTS I NTERNATIONAL": a lone capital joins the capitals after it
-    return re.sub(r"\b([A-Z]) (?=[A-Z]{2,}\b)", r"\1", " ".join(text.split()))
+    return re.sub(r"(?:^|(?<=[A-Z]{2} ))([A-Z]) (?=[A-Z]{2,}\b)", r"\1", " ".join(text.split()))
 
 
 def _language(text: str) -> str | None:
