@@ -279,3 +279,61 @@ def test_shared_reports(rel, want):
         pytest.skip(f"{rel} not present")
     i = identify(extract(path, max_pages=3, progress=False))
     assert (normalize_issuer(i.issuer or ""), i.doc_type, i.year, i.quarter, i.language) == want
+
+
+# --- engines and LlamaIndex ---------------------------------------------------------------------------
+def test_engine_records_carry_the_identity(collection):
+    from retrievers.engines.records import iter_engine_chunks
+    from retrievers.index import Index
+
+    _, out = collection
+    with Index.open(out) as ix:
+        [(_, chunks)] = list(iter_engine_chunks(ix, ["acme_2019.pdf"]))
+        p = chunks[0].payload()
+        assert (p["issuer"], p["doc_type"], p["year"], p["quarter"]) == ("ACME CORPORATION", "10-K", 2019, None)
+
+
+def test_qdrant_filters_on_identity(collection):
+    pytest.importorskip("qdrant_client")
+    from qdrant_client import models
+
+    from retrievers.engines import EngineRetriever, QdrantEngine
+    from retrievers.index import Index
+
+    _, out = collection
+    with Index.open(out) as ix:
+        engine = QdrantEngine.local()
+        engine.sync(ix)
+        r = EngineRetriever(ix, engine)
+        want = {h.doc for h in ix.search("capital expenditures", k=10, mode="bm25", where={"year": 2019})}
+        got = {h.doc for h in r.search("capital expenditures", k=10, mode="bm25", where={"year": 2019})}
+        assert got == want == {"acme_2019.pdf", "globex_q2.pdf"}
+        assert {h.doc for h in r.search("capital", k=10, mode="ranker", where={"company": "globex"})} == {"globex_q2.pdf"}
+        # users filter on the payload themselves
+        flt = models.Filter(must=[models.FieldCondition(key="year", match=models.MatchValue(value=2018))])
+        points, _ = engine.client.scroll(engine.collection, scroll_filter=flt, limit=100, with_payload=True)
+        assert points and {p.payload["doc"] for p in points} == {"acme_2018.pdf"}
+        engine.close()
+
+
+def test_opensearch_mapping_and_filter_bodies():
+    pytest.importorskip("opensearchpy")
+    from retrievers.engines import OpenSearchEngine
+
+    engine = OpenSearchEngine(None, "ids")
+    props = engine.mapping(None)["mappings"]["properties"]
+    assert props["issuer"] == {"type": "keyword"} and props["year"] == {"type": "integer"}
+    body = engine.lexical_query(["capital"], 5, ["a.pdf", "b.pdf"])
+    assert body["query"]["bool"]["filter"] == [{"terms": {"doc": ["a.pdf", "b.pdf"]}}]
+
+
+def test_llama_index_nodes_carry_the_identity(collection):
+    pytest.importorskip("llama_index.core")
+    from retrievers.index import Index
+    from retrievers.llama_index import StructragRetriever
+
+    _, out = collection
+    r = StructragRetriever(Index.open(out), similarity_top_k=5, mode="bm25", where={"type": "10-Q"})
+    nodes = r.retrieve("capital expenditures")
+    assert nodes and {n.node.metadata["doc"] for n in nodes} == {"globex_q2.pdf"}
+    assert nodes[0].node.metadata["doc_type"] == "10-Q" and nodes[0].node.metadata["quarter"] == 2

@@ -30,7 +30,8 @@ from structrag.errors import ConfigError
 from ..ranking import page_fields
 
 __all__ = ["EngineChunk", "EngineHit", "SyncReport", "Exporter", "iter_engine_chunks", "term_index", "query_sparse",
-           "RECORD_SCHEMA", "doc_identity"]
+           "RECORD_SCHEMA", "doc_identity",
+           "identity_payload", "IDENTITY_KEYWORDS", "IDENTITY_INTEGERS"]
 
 #: Version of the exported record's fields (stored in every record).
 RECORD_SCHEMA = "structrag-engine/1"
@@ -68,6 +69,7 @@ class EngineChunk(NamedTuple):
     block_ids: list[int]
     vector: np.ndarray | None
     sparse: tuple[list[int], list[float]]
+    identity: Any = None  # the document's DocumentIdentity (retrievers.identities), None when it has none
 
     def payload(self) -> dict[str, Any]:
         """The stored fields (no vectors): what a hit carries back."""
@@ -90,7 +92,21 @@ class EngineChunk(NamedTuple):
             "end": self.end,
             "bboxes": self.bboxes,
             "block_ids": self.block_ids,
+            **identity_payload(self.identity),
         }
+
+
+#: The document identity's fields in a record (flat, so an engine filters on them): ``issuer``, ``doc_type``,
+#: ``year``, ``quarter``, ``language``, and the title as ``doc_title``.  Keyword fields, and integer ones:
+IDENTITY_KEYWORDS = ("issuer", "doc_type", "language", "doc_title")
+IDENTITY_INTEGERS = ("year", "quarter")
+
+
+def identity_payload(identity: Any) -> dict[str, Any]:
+    """A document identity as the record's flat fields (None where unknown)."""
+    get = (lambda f: getattr(identity, f)) if identity is not None else (lambda f: None)
+    return {"issuer": get("issuer"), "doc_type": get("doc_type"), "year": get("year"), "quarter": get("quarter"),
+            "language": get("language"), "doc_title": get("title")}
 
 
 class EngineHit(NamedTuple):
@@ -187,6 +203,7 @@ class Exporter:
         sparse = self.sparse(name)
         vecs = corpus.chunk_vectors[rows] if corpus.has_dense else None
         page_count = int(corpus.doc_page_count[i])
+        ident = index.identities().get(name)
         out = []
         for j, c in enumerate(chunks):
             out.append(EngineChunk(
@@ -195,7 +212,7 @@ class Exporter:
                 pages=tuple(sorted(set(int(p) for p in c.pages))), page_count=page_count,
                 sibling_index=int(c.sibling_index), sibling_count=int(c.sibling_count), section_id=c.section_id,
                 start=int(c.start), end=int(c.end), bboxes=[[int(p), [float(x) for x in b]] for p, b in c.bboxes],
-                block_ids=[int(b) for b in c.block_ids], vector=None if vecs is None else vecs[j], sparse=sparse[j],
+                block_ids=[int(b) for b in c.block_ids], vector=None if vecs is None else vecs[j], sparse=sparse[j], identity=ident,
             ))  # fmt: skip
         return out
 
