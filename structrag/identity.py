@@ -142,7 +142,18 @@ def _metadata_text(document: Document) -> str:
     return " | ".join(out)
 
 
-def _doc_type(first_page: str, cover: str, title: str, meta: str) -> tuple[str, str] | None:
+def _display(blocks: Sequence[Block]) -> str:
+    """The first page's text set larger than its body text (titles, not running text)."""
+    weight: Counter[float] = Counter()
+    for b in blocks:
+        weight[round(b.size, 1)] += len(b.text)
+    if not weight:
+        return ""
+    body = weight.most_common(1)[0][0]
+    return _flat(" ".join(b.text for b in blocks if b.size > body + 0.5))
+
+
+def _doc_type(first_page: str, cover: str, title: str, meta: str, display: str = "") -> tuple[str, str] | None:
     # a release titled "X Reports First-Quarter 2023 Results" may name the Form 10-Q it precedes
     if _REPORTS_RESULTS.search(title):
         return "earnings release", "cover"
@@ -152,10 +163,14 @@ def _doc_type(first_page: str, cover: str, title: str, meta: str) -> tuple[str, 
     if _REPORTS_RESULTS.search(title) or re.search(r"\bexhibit\s+99", meta, re.I) and re.search(r"result|\bQ[1-4]|[1-4]Q",
                                                                                                   meta + title, re.I):
         return "earnings release", "cover"
-    for text, source in ((title, "cover"), (first_page, "cover"), (meta, "metadata"), (cover, "cover")):
+    # the type's words count in display text only: a paper's "manual annotation" or a court file's
+    # "annual report" in running text says nothing of what the document is (found on longdoc/, see RESULTS 18)
+    for text, source in ((title, "cover"), (display, "cover"), (meta, "metadata")):
         for name, rx in _TYPE_RULES:
             if rx.search(text):
                 return name, source
+    if _TYPE_RULES[0][1].search(cover):  # 招股说明书 is printed on a prospectus's cover whatever its size
+        return "prospectus", "cover"
     m = _FORM.search(meta)
     if m:
         return _form(m.group(1)), "metadata"
@@ -282,7 +297,7 @@ def identify(document: Document, *, headings: Iterable[str] = (), pages: int = C
     found: dict[str, tuple[object, str]] = {}
     if title:
         found["title"] = (title, title_src or "cover")
-    t = _doc_type(first_page, cover, title or "", meta)
+    t = _doc_type(first_page, cover, title or "", meta, _display(first))
     if t is None and heads:
         t = _doc_type("", "", " ".join(heads), "")
         t = (t[0], "heading") if t else None
