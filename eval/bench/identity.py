@@ -161,6 +161,60 @@ def run(root: Path) -> dict[str, Any]:
     }
 
 
+def filter_run(root: Path, index_dir: Path, k: int = 50) -> dict[str, Any]:
+    """Collection-wide search over an index of ``retrieval/pdfs`` for every question of ``retrieval/``,
+    without a filter and with ``where={company, year}`` taken from the question's reference (what a
+    user who names them gets; an oracle, not routing).  Relevant: the question's pages of its document."""
+    from eval.retrieval_metrics import average_precision, recall_at_k
+    from retrievers.index import Index
+    from structrag.errors import ConfigError
+
+    import numpy as np
+
+    company = {json.loads(x)["file"]: json.loads(x)["company"]
+               for x in (root / "retrieval" / "docs.jsonl").read_text(encoding="utf-8").splitlines()}
+    queries = [json.loads(x) for x in (root / "retrieval" / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    out: dict[str, Any] = {"queries": len(queries), "k": k}
+    with Index.open(index_dir) as ix:
+        t0 = time.perf_counter()
+        ids = ix.identities()
+        out["identities_seconds"] = round(time.perf_counter() - t0, 2)
+        out["known"] = sum(1 for v in ids.values() if v is not None)
+        runs: dict[str, dict[str, list[float]]] = {"none": {"ap": [], "r5": [], "ms": []},
+                                                  "company+year": {"ap": [], "r5": [], "ms": []}}
+        errors = []
+        for q in queries:
+            rel = {(q["doc"], p) for p in q["relevant_pages"]}
+            ref = filing_reference(q["doc"], company[q["doc"]])
+            for name, where in (("none", None), ("company+year", {"company": ref["issuer"], "year": ref["year"]})):
+                t = time.perf_counter()
+                try:
+                    rows = ix.rank(q["query"], k=k, where=where).indices
+                except ConfigError:  # no document matches: the user is shown the known values
+                    rows = np.zeros(0, np.int64)
+                    errors.append(q["qid"])
+                runs[name]["ms"].append(1000 * (time.perf_counter() - t))
+                pages = ix.page_ranking(rows.tolist())
+                runs[name]["ap"].append(average_precision(pages, rel))
+                runs[name]["r5"].append(recall_at_k(pages, rel, 5))
+        for name, r in runs.items():
+            out[name] = {"map": round(float(np.mean(r["ap"])), 3), "map_ci95": bootstrap_ci(r["ap"]),
+                         "r5": round(float(np.mean(r["r5"])), 3), "r5_ci95": bootstrap_ci(r["r5"]),
+                         "p50_ms": round(float(np.median(r["ms"])), 1)}
+        out["filter_matched_nothing"] = sorted(set(errors))
+        out["documents_wrongly_filtered_out"] = sorted({q["doc"] for q in queries
+                                                         if not where_ok(ids.get(q["doc"]), company[q["doc"]],
+                                                                         filing_reference(q["doc"], company[q["doc"]]))})
+    return out
+
+
+def where_ok(ident, company: str, ref: dict[str, Any]) -> bool:
+    """Whether the document's own identity passes the company+year filter its questions get."""
+    from retrievers.identities import Where
+
+    return Where({"company": company, "year": ref["year"]}).matches(ident)
+
+
 def markdown(rep: dict[str, Any]) -> str:
     lines = ["| set | issuer | type | year | quarter | language |", "|---|---:|---:|---:|---:|---:|"]
     for group, per in rep["summary"].items():
@@ -176,9 +230,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=None, help="the shared data folder (default: found beside the checkout)")
     ap.add_argument("--out", default="eval/reports/identity.json", help="the JSON report")
+    ap.add_argument("--index", default=None, metavar="DIR",
+                    help="an index of retrieval/pdfs: also search every retrieval/ question with and without a "
+                         "company+year filter (skipped without it)")
     args = ap.parse_args(argv)
     root = data_dir(explicit=args.data)
     rep = {**run_info("eval.bench.identity", argv), **run(root)}
+    if args.index:
+        rep["filter"] = filter_run(root, Path(args.index))
+        print(json.dumps({k: v for k, v in rep["filter"].items()}, indent=1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rep, ensure_ascii=False, indent=1), encoding="utf-8")
     print(markdown(rep))
