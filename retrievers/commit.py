@@ -19,12 +19,12 @@ import numpy as np
 
 from structrag.errors import ConfigError, EncryptedPDFError, IndexFormatError, StructragError
 from structrag.files import file_sha1
-from structrag.model import Chunk
+from structrag.model import Chunk, DocumentIdentity
 from structrag.text import path_text
 
 from .arrays import vectors_ok
 from .corpus import doc_nodes
-from .identities import identity_of, save_identity
+from .identities import identity_of, save_identity, user_values
 from .identity import display_names, match_file
 from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdfs
 from .progress import progress_bar
@@ -109,6 +109,9 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
         atomic_save_npy(store.vectors_dir / f"{stem}.nodes.npy", nv)
     with store.transaction() as c:
         if replacing is not None:
+            kept = user_values(c, replacing)  # what the user said of the old version still holds
+            if kept:
+                ident = (ident or DocumentIdentity()).with_fields("user", **kept)
             store.delete_document(c, replacing)
         if name is None:
             name = _name_file(store, c, path)

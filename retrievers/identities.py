@@ -58,6 +58,18 @@ def save_identity(conn: sqlite3.Connection, name: str, identity: DocumentIdentit
     conn.execute("UPDATE documents SET identity = ? WHERE name = ?", (data, name))
 
 
+def user_values(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+    """The fields a user set on stored document ``name`` (kept when a new version of its file replaces it)."""
+    if not _has_column(conn):
+        return {}
+    row = conn.execute("SELECT identity FROM documents WHERE name = ?", (name,)).fetchone()
+    try:
+        old = DocumentIdentity.from_dict(json.loads(row[0])) if row and row[0] else None
+    except (ValueError, TypeError):
+        return {}
+    return {f: getattr(old, f) for f in IDENTITY_FIELDS if old is not None and old.source(f) == "user"}
+
+
 def stored_identities(store) -> dict[str, DocumentIdentity | None]:
     """name -> the stored identity (None: an index or document from before identities were stored)."""
     conn = store.conn
@@ -98,7 +110,10 @@ def identity_of(document: Mapping[str, Any] | Document | None, tree: Mapping[str
             document = Document.from_dict(doc_dict)
         except (KeyError, TypeError, ValueError):  # chunks added with a document of another shape: no identity
             return None
-    return identify(document, headings=_first_headings(tree if isinstance(tree, Mapping) else None))
+    try:
+        return identify(document, headings=_first_headings(tree if isinstance(tree, Mapping) else None))
+    except (ValueError, IndexError, KeyError, TypeError, AttributeError):  # a guess must never cost a document
+        return None
 
 
 # --- the user's own values -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ COVER_PAGES = 3
 DOC_TYPES = ("10-K", "10-Q", "8-K", "20-F", "annual report", "interim report", "earnings release", "prospectus",
              "sustainability report", "manual", "other")
 
+_MAX_CHARS = 30_000
 _MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                         "september", "october", "november", "december"), 1)}
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december)"
@@ -247,7 +248,7 @@ def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc
     for i, b in enumerate(blocks):
         if _EXACT_NAME.search(b.text):
             lines = [ln for ln in b.text.splitlines() if ln.strip()]
-            k = next(j for j, ln in enumerate(lines) if _EXACT_NAME.search(ln) or "exact" in ln.lower())
+            k = next((j for j, ln in enumerate(lines) if _EXACT_NAME.search(ln) or "exact" in ln.lower()), 0)
             if k > 0 and not _BOILERPLATE.search(lines[k - 1]):
                 return _flat(lines[k - 1]).strip(" ("), "cover"
             prev = [p for p in blocks[max(0, i - 3):i] if not _BOILERPLATE.search(_flat(p.text))]
@@ -285,10 +286,11 @@ def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc
 def identify(document: Document, *, headings: Iterable[str] = (), pages: int = COVER_PAGES) -> DocumentIdentity:
     """The identity of ``document`` read from its first ``pages`` pages, its first ``headings`` (outline or
     detected, in reading order) and its PDF metadata.  Fields the rules cannot read stay None."""
-    blocks = _cover_blocks(document, pages)
+    blocks = _cover_blocks(document, pages)[:400]
     first = [b for b in blocks if b.page == blocks[0].page] if blocks else []
-    first_page = _flat(" ".join(b.text for b in first))
-    cover = _flat(" ".join(b.text for b in blocks))
+    # bounded: a cover is a few thousand characters; a hostile page of megabytes must not slow ingestion
+    first_page = _flat(" ".join(b.text for b in first)[:_MAX_CHARS])
+    cover = _flat(" ".join(b.text for b in blocks)[:_MAX_CHARS])
     meta = _metadata_text(document)
     heads = [_flat(h) for h in headings][:3]
     title = _title(first) or (heads[0] if heads else None) or (meta.split(" | ")[0] if meta else None)

@@ -11,7 +11,7 @@ import pytest
 
 from pdfgen import LOREM, PDFBuilder
 from structrag.cli import main
-from structrag.errors import ConfigError, InputError
+from structrag.errors import ConfigError, InputError, StructragWarning
 from structrag.extraction.pdf import extract
 from structrag.identity import identify, normalize_issuer, normalize_type
 from structrag.model import DocumentIdentity
@@ -337,3 +337,26 @@ def test_llama_index_nodes_carry_the_identity(collection):
     nodes = r.retrieve("capital expenditures")
     assert nodes and {n.node.metadata["doc"] for n in nodes} == {"globex_q2.pdf"}
     assert nodes[0].node.metadata["doc_type"] == "10-Q" and nodes[0].node.metadata["quarter"] == 2
+
+
+def test_user_fields_survive_a_new_version_of_the_file(tmp_path):
+    from retrievers.index import Index
+
+    pdfs = tmp_path / "pdfs"
+    pdfs.mkdir()
+    filing(pdfs / "a.pdf", "ACME CORPORATION", "10-K", "For the fiscal year ended December 31, 2018")
+    with Index.build([pdfs], tmp_path / "ix", dense=False, progress=False) as ix:
+        ix.set_identity("a.pdf", issuer="Acme")
+        filing(pdfs / "a.pdf", "ACME CORPORATION", "10-K", "For the fiscal year ended December 31, 2019")
+        assert ix.add([pdfs]).replaced == ["a.pdf"]
+        i = ix.identity("a.pdf")
+        assert (i.issuer, i.source("issuer"), i.year, i.source("year")) == ("Acme", "user", 2019, "cover")
+
+
+def test_pages_without_text_give_an_empty_identity(tmp_path):
+    b = PDFBuilder(footer=None)
+    b.new_page()
+    b.new_page()
+    with pytest.warns(StructragWarning, match="without a text layer"):
+        i = ident_of(b.save(tmp_path / "blank.pdf"))
+    assert i.fields() == {} and i.label() == ""
