@@ -360,3 +360,19 @@ def test_pages_without_text_give_an_empty_identity(tmp_path):
     with pytest.warns(StructragWarning, match="without a text layer"):
         i = ident_of(b.save(tmp_path / "blank.pdf"))
     assert i.fields() == {} and i.label() == ""
+
+
+def test_the_hits_view_labels_each_hit(collection, tmp_path):
+    import re
+
+    from retrievers.index import Index
+    from retrievers.view_hits import write_query_view
+
+    _, out = collection
+    with Index.open(out) as ix:
+        hits = ix.search("capital expenditures", k=3, mode="bm25", where={"year": 2018})
+        write_query_view(ix, [("capital expenditures", hits)], tmp_path / "v.html")
+    m = re.search(r'<script type="application/json" id="structrag-data">(.*?)</script>',
+                  (tmp_path / "v.html").read_text(encoding="utf-8"), re.S)
+    shown = json.loads(m.group(1))["queries"][0]["hits"]
+    assert shown and all(h["label"] == "ACME CORPORATION · 10-K · 2018" for h in shown)
