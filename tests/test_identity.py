@@ -313,6 +313,13 @@ def test_qdrant_filters_on_identity(collection):
         flt = models.Filter(must=[models.FieldCondition(key="year", match=models.MatchValue(value=2018))])
         points, _ = engine.client.scroll(engine.collection, scroll_filter=flt, limit=100, with_payload=True)
         assert points and {p.payload["doc"] for p in points} == {"acme_2018.pdf"}
+        # a user's correction reaches the engine at the next sync (that document only)
+        ix.set_identity("acme_2018.pdf", year=2017)
+        rep = engine.sync(ix)
+        assert rep.added == ["acme_2018.pdf"] and rep.removed == ["acme_2018.pdf"]
+        points, _ = engine.client.scroll(engine.collection, scroll_filter=flt, limit=100, with_payload=True)
+        assert points == []
+        ix.set_identity("acme_2018.pdf", year=2018)
         engine.close()
 
 

@@ -126,9 +126,13 @@ class SyncReport(NamedTuple):
     bm25_refreshed: int  # chunks of unchanged documents whose BM25 weights were rewritten
 
 
-def doc_identity(sha1: str, options_key: str) -> str:
-    """What must match for an engine's copy of a document to be current."""
-    return f"{sha1}:{options_key}"
+def doc_identity(sha1: str, options_key: str, identity: Any = None) -> str:
+    """What must match for an engine's copy of a document to be current: its content and options, and
+    its identity fields (a user's ``set_identity`` re-sends it; so does the first sync after identities)."""
+    if identity is None:
+        return f"{sha1}:{options_key}"
+    crc = zlib.crc32(repr(sorted(identity_payload(identity).items())).encode("utf-8"))
+    return f"{sha1}:{options_key}:{crc:08x}"
 
 
 def _bm25_rows(corpus):
@@ -171,7 +175,8 @@ class Exporter:
 
     def documents(self) -> dict[str, tuple[str, str, int]]:
         """name -> (identity, sha1, page_count) of every indexed document."""
-        return {d.name: (doc_identity(d.sha1, d.options_key), d.sha1, d.page_count)
+        ids = self.index.identities()
+        return {d.name: (doc_identity(d.sha1, d.options_key, ids.get(d.name)), d.sha1, d.page_count)
                 for d in self.index.store.documents()}
 
     def plan(self, want: dict[str, tuple[str, str, int]], have: dict[str, str]
