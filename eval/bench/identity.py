@@ -227,7 +227,7 @@ def markdown(rep: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.identity", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=None, help="the shared data folder (default: found beside the checkout)")
     ap.add_argument("--out", default="eval/reports/identity.json", help="the JSON report")
     ap.add_argument("--index", default=None, metavar="DIR",
