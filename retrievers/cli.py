@@ -117,6 +117,10 @@ def register_index(subparsers: Any) -> None:
     pw.add_argument("--password", default=None, help="password of the encrypted PDFs (never stored in the index)")
     pw.add_argument("--password-file", default=None, metavar="FILE.json",
                     help='passwords per file: a JSON object {"FILE NAME or PATH": "password", ...}')
+    p.add_argument("--meta", default=None, metavar="FILE.jsonl",
+                   help='identity fields per document, one JSON object a line: {"doc": "name.pdf", "issuer": ..., '
+                        '"doc_type": ..., "year": ..., "quarter": ..., "language": ..., "title": ...}; they win over '
+                        "those read from the cover")
     p.add_argument("--repair", action="store_true",
                    help="first re-embed documents whose vector files are missing or unreadable, and rewrite the "
                         "search arrays from the database")
@@ -165,6 +169,10 @@ def _cmd_index(args: argparse.Namespace) -> int:
         else:
             report = index.add(args.paths, workers=args.workers or 1, password=_passwords(args),
                                repair=args.repair, **options)
+        if args.meta:  # after adding: the file may name documents this run indexed
+            from .identities import read_meta_file
+
+            index.set_identities(read_meta_file(args.meta, index.resolve_doc))
         secs = time.perf_counter() - t0
         docs = index.documents()
         summary = {
@@ -198,8 +206,11 @@ def _add_query_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--doc", default=None, metavar="NAME", help="search only this indexed file (e.g. 3M_2018_10K.pdf)")
     p.add_argument("--mode", default="ranker", choices=["bm25", "dense", "hybrid", "ranker"],
                    help="ranker (default): hierarchy-aware LightGBM; bm25; dense; hybrid: reciprocal-rank fusion")
+    p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                   help="only documents whose identity matches (repeatable): company=3M, year=2018, type=10-K, "
+                        "quarter=2, language=zh, title=...; company and title match a part of the name")
     p.add_argument("--json", action="store_true",
-                   help='print [{"doc","chunk_id","pages" (1-based),"section_path","score","text"}]')
+                   help='print [{"doc","chunk_id","pages" (1-based),"section_path","score","text","identity"}]')
 
 
 def register_query(subparsers: Any) -> None:
@@ -230,10 +241,16 @@ def _snippet(text: str, width: int = 100, lines: int = 3) -> str:
     return "\n".join("     " + line for line in out)
 
 
-def print_hits(hits, *, as_json: bool, out=None) -> None:
+def print_hits(hits, *, as_json: bool, out=None, identities=None) -> None:
+    """The hits as JSON or for reading; ``identities`` (name -> DocumentIdentity) adds each hit's document identity."""
     out = out or sys.stdout
+    ids = identities if identities is not None else {}
     if as_json:
-        json.dump([h.to_dict() for h in hits], out, ensure_ascii=False, indent=2)
+        rows = [h.to_dict() for h in hits]
+        if identities is not None:
+            for r, h in zip(rows, hits):
+                r["identity"] = ids[h.doc].to_dict() if ids.get(h.doc) else None
+        json.dump(rows, out, ensure_ascii=False, indent=2)
         out.write("\n")
         return
     if not hits:
@@ -242,7 +259,9 @@ def print_hits(hits, *, as_json: bool, out=None) -> None:
     for i, h in enumerate(hits, 1):
         path = " > ".join(h.section_path) if h.section_path else "(before the first heading)"
         # text from a PDF may hold terminal escape sequences: shown, never sent raw (--json escapes them)
-        print(printable(f"{i:2d}. {h.doc}  {_pages_label(h.pages)}  score {h.score:.3f}"), file=out)
+        label = ids[h.doc].label() if ids.get(h.doc) else ""
+        label = f"  [{label}]" if label else ""
+        print(printable(f"{i:2d}. {h.doc}  {_pages_label(h.pages)}  score {h.score:.3f}{label}"), file=out)
         print(printable(f"     {path}"), file=out)
         print(printable(_snippet(h.text)), file=out)
 
@@ -254,15 +273,20 @@ def _cmd_query(args: argparse.Namespace) -> int:
         raise ConfigError("-k must be at least 1")
     if args.candidates < 1:
         raise ConfigError(f"--candidates must be at least 1, not {args.candidates}")
+    from .identities import parse_where
+
+    where = parse_where(args.where)
     with Index.open(args.index) as index:
-        hits = index.search(args.question, k=args.k, doc=args.doc, mode=args.mode, candidates=args.candidates)
+        hits = index.search(args.question, k=args.k, doc=args.doc, mode=args.mode, candidates=args.candidates,
+                            where=where)
+        identities = index.identities()
         if getattr(args, "html", None):  # the hits on their pages (retrievers.view_hits)
             from .view_hits import write_query_view
 
             stats = write_query_view(index, [(args.question, hits)], args.html)
             print(f"structrag: {stats.summary()}", file=sys.stderr)
     try:
-        print_hits(hits, as_json=args.json)
+        print_hits(hits, as_json=args.json, identities=identities)
     except BrokenPipeError:
         pass
     return 0
@@ -445,12 +469,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             print(f"structrag: error: {report.failed[0][1]}", file=sys.stderr)
             return 2
         t1 = time.perf_counter()
-        hits = index.search(query, k=args.k, mode=args.mode)
+        from .identities import parse_where
+
+        hits = index.search(query, k=args.k, mode=args.mode, where=parse_where(args.where))
+        identities = index.identities()
         t2 = time.perf_counter()
         if not args.json:
             d = index.documents()[0]
             print(f"{d.name}: {d.page_count} pages, {d.n_chunks} chunks "
                   f"(index ready in {t1 - t0:.1f}s; search {1000 * (t2 - t1):.0f} ms, mode {args.mode})")
             print(f"question: {query}\n")
-    print_hits(hits, as_json=args.json)
+    print_hits(hits, as_json=args.json, identities=identities)
     return 0

@@ -20,11 +20,12 @@ import numpy as np
 
 from structrag.errors import ConfigError, EncryptedPDFError, IndexFormatError, StructragError
 from structrag.files import file_sha1
-from structrag.model import Chunk
+from structrag.model import Chunk, DocumentIdentity
 from structrag.text import path_text
 
 from .arrays import vectors_ok
 from .corpus import doc_nodes
+from .identities import identity_of, save_identity, user_values
 from .identity import display_names, match_file
 from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdfs
 from .progress import progress_bar
@@ -88,6 +89,8 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
     """
     store = index.store
     stem = None
+    # the document's identity (issuer, type, period) is the root of its tree: read once, here, for every way in
+    ident = identity_of(document, tree)
     if vectors is not None and not index.has_dense:
         raise ConfigError("vectors were given for an index built without dense retrieval", path=index.path,
                           hint="leave out the vectors, or add to a dense index")
@@ -111,6 +114,9 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
         atomic_save_npy(store.vectors_dir / f"{stem}.nodes.npy", nv)
     with store.transaction() as c:
         if replacing is not None:
+            kept = user_values(c, replacing)  # what the user said of the old version still holds
+            if kept:
+                ident = (ident or DocumentIdentity()).with_fields("user", **kept)
             store.delete_document(c, replacing)
         if name is None:
             name = _name_file(store, c, path)
@@ -118,6 +124,7 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
             c, name=name, path=path, sha1=sha1, options_key=options_key, page_count=page_count,
             chunks=chunks, tokens=tokens, vectors=stem, tree=tree, document=document, stats=stats,
         )
+        save_identity(c, name, ident)
     return name
 
 

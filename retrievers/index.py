@@ -42,6 +42,7 @@ from .bm25 import BM25Params, TopK
 from .corpus import LAYOUT, Corpus
 from .commit import AddReport, Event, Writes
 from .features import QueryScores, query_scores
+from .identities import Identities, stored_identities
 from .identity import resolve_name
 from .ingest import ChunkOptions, ParseOptions
 from .ranker import LambdaRanker, rrf
@@ -65,9 +66,10 @@ class DocInfo(NamedTuple):
     sha1: str
     page_count: int
     n_chunks: int
+    identity: Any = None  # its DocumentIdentity (retrievers.identities), None when it has none
 
 
-class Index(Writes):
+class Index(Writes, Identities):
     """A searchable collection of chunked documents in a directory.
 
     Use :meth:`create`, :meth:`open` or :meth:`build`; never the constructor.
@@ -186,7 +188,10 @@ class Index(Writes):
         return self.dense_model is not None
 
     def documents(self) -> list[DocInfo]:
-        return [DocInfo(d.name, d.path, d.sha1, d.page_count, d.n_chunks) for d in self._store.documents()]
+        # the stored identities only: reading an old index's pages for them waits for identities()
+        ids = {**stored_identities(self._store), **{k: v for k, v in (self._identity_cache or {}).items() if v}}
+        return [DocInfo(d.name, d.path, d.sha1, d.page_count, d.n_chunks, ids.get(d.name))
+                for d in self._store.documents()]
 
     def __len__(self) -> int:
         return self._corpus.n_chunks
@@ -274,6 +279,7 @@ class Index(Writes):
             self._corpus = corpus
             self._vindex = None
             self._doc_paths = None
+            self._identity_cache = None
             self._vectors_error = None
 
     def publish_if(self, changed: bool) -> None:
@@ -313,7 +319,14 @@ class Index(Writes):
         except ConfigError as e:
             raise e.with_context(path=self.path) from None
 
-    def _scope(self, doc: str | None) -> np.ndarray | None:
+    def _scope(self, doc: str | None, where: Mapping[str, Any] | None = None) -> np.ndarray | None:
+        rows = self._doc_scope(doc)
+        chosen = self.where_rows(where)
+        if chosen is None:
+            return rows
+        return chosen if rows is None else np.intersect1d(rows, chosen)
+
+    def _doc_scope(self, doc: str | None) -> np.ndarray | None:
         if doc is None:
             return None
         i = self._corpus.doc_id(doc)
@@ -353,11 +366,12 @@ class Index(Writes):
             vi = self._vindex
         return vi.search(qs.query_vector, n)
 
-    def candidates(self, qs: QueryScores, *, doc: str | None = None, n: int = 100) -> np.ndarray:
+    def candidates(self, qs: QueryScores, *, doc: str | None = None, n: int = 100,
+                   where: Mapping[str, Any] | None = None) -> np.ndarray:
         """First-stage rows for the ranker: BM25 top ``n``, then dense top ``n``, then the top ``n`` by
         BM25 of the question's concept expansion (:mod:`retrievers.concepts`), each without rows
         already in: a statement row worded only in the filer's words must reach the ranker."""
-        rows = self._scope(doc)
+        rows = self._scope(doc, where)
         out = bm25_top(qs, rows, n).indices
         more = []
         if qs.query_vector is not None:
@@ -377,6 +391,7 @@ class Index(Writes):
         mode: Mode = "ranker",
         candidates: int = 100,
         ranker: LambdaRanker | None = None,
+        where: Mapping[str, Any] | None = None,
     ) -> TopK:
         """Corpus rows and scores of the best ``k`` chunks (no text fetched); see :meth:`search`."""
         if not isinstance(query, QueryScores):
@@ -386,7 +401,7 @@ class Index(Writes):
         check_request(mode, k, has_dense=self.has_dense, path=self.path)
         use_dense = self.has_dense and mode in ("dense", "hybrid", "ranker")
         qs = query if isinstance(query, QueryScores) else self.query_scores(query, dense=use_dense)
-        rows = self._scope(doc)
+        rows = self._scope(doc, where)
         if self._corpus.n_chunks == 0:
             return TopK(np.zeros(0, np.int64), np.zeros(0, np.float32))
         if mode == "bm25":
@@ -399,7 +414,7 @@ class Index(Writes):
                 return bm25_top(qs, rows, k)
             ids, s = rrf([bm25_top(qs, rows, n).indices, self._dense_top(qs, rows, n).indices])
             return TopK(ids[:k], s[:k])
-        cand = self.candidates(qs, doc=doc, n=n)
+        cand = self.candidates(qs, doc=doc, n=n, where=where)
         if cand.size == 0:
             return TopK(cand, np.zeros(0, np.float32))
         order, s = rerank(self._corpus, qs, cand, ranker or self.ranker, k)
@@ -413,14 +428,17 @@ class Index(Writes):
         doc: str | None = None,
         mode: Mode = "ranker",
         candidates: int = 100,
+        where: Mapping[str, Any] | None = None,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query`` (within document ``doc`` if given), best first.
 
         ``mode``: ``ranker`` (default), ``bm25``, ``dense`` or ``hybrid`` (see the
         module docstring); ``candidates``: first-stage depth per retriever for
-        ``ranker`` and ``hybrid``.
+        ``ranker`` and ``hybrid``.  ``where``: only documents whose identity matches, e.g.
+        ``{"company": "3M", "year": 2018, "type": "10-K"}`` (:class:`retrievers.identities.Where`;
+        ConfigError listing the known values when no document matches).
         """
-        t = self.rank(query, k=k, doc=doc, mode=mode, candidates=candidates)
+        t = self.rank(query, k=k, doc=doc, mode=mode, candidates=candidates, where=where)
         rowids = self._corpus.chunk_rowid[t.indices].tolist()
         got = self._store.chunks_by_rowid(rowids)
         return [

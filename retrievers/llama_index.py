@@ -27,6 +27,7 @@ from structrag.errors import ConfigError
 from structrag.llama_index import join_header_path
 
 from .index import MODES, Hit, Index
+from .engines.records import identity_payload
 from .ranking import page_fields
 
 __all__ = ["StructragRetriever", "hit_to_node"]
@@ -34,7 +35,9 @@ __all__ = ["StructragRetriever", "hit_to_node"]
 _HIDDEN_FROM_LLM = ["section_path", "page_start", "page_end", "doc", "pages", "chunk_id"]
 
 
-def hit_to_node(hit: Hit) -> NodeWithScore:
+def hit_to_node(hit: Hit, identity: Any = None) -> NodeWithScore:
+    """A hit as a LlamaIndex node; ``identity`` (the document's DocumentIdentity) adds its known fields
+    (``issuer``, ``doc_type``, ``year``, ``quarter``, ``language``, ``doc_title``) to the metadata."""
     pages = list(hit.pages)
     meta = {
         "doc": hit.doc,
@@ -43,6 +46,7 @@ def hit_to_node(hit: Hit) -> NodeWithScore:
         "header_path": join_header_path(hit.section_path),
         **page_fields(pages),
         "page_label": ", ".join(str(p + 1) for p in pages),
+        **{k: v for k, v in identity_payload(identity).items() if v is not None},
     }
     node = TextNode(
         id_=hit.chunk_id,
@@ -67,6 +71,9 @@ class StructragRetriever(BaseRetriever):
         ``ranker`` (default), ``bm25``, ``dense`` or ``hybrid``.
     doc:
         Restrict to one indexed file (its name, e.g. ``3M_2018_10K.pdf``).
+    where:
+        Restrict to documents whose identity matches (``{"company": "3M", "year": 2018}``, as
+        :meth:`~retrievers.index.Index.search`).
     """
 
     def __init__(
@@ -77,6 +84,7 @@ class StructragRetriever(BaseRetriever):
         mode: str = "ranker",
         doc: str | None = None,
         candidates: int = 100,
+        where: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         if mode not in MODES:
@@ -88,6 +96,7 @@ class StructragRetriever(BaseRetriever):
         self.mode = mode
         self.doc = doc
         self.candidates = int(candidates)
+        self.where = dict(where) if where else None
         super().__init__(**kwargs)
 
     @classmethod
@@ -105,5 +114,7 @@ class StructragRetriever(BaseRetriever):
             doc=self.doc,
             mode=self.mode,  # type: ignore[arg-type]
             candidates=self.candidates,
+            where=self.where,
         )
-        return [hit_to_node(h) for h in hits]
+        ids = self._index.identities() if hits else {}
+        return [hit_to_node(h, ids.get(h.doc)) for h in hits]

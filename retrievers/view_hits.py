@@ -34,6 +34,7 @@ def hit_views(index: Any, hits: Sequence[Any], relevant: Mapping[str, Iterable[i
     marks each hit relevant or not."""
     cache = {} if _chunks is None else _chunks
     rel = {d: set(ps) for d, ps in (relevant or {}).items()}
+    ids = index.identities() if hits and hasattr(index, "identities") else {}
     out = []
     for h in hits:
         if h.doc not in cache:
@@ -41,7 +42,7 @@ def hit_views(index: Any, hits: Sequence[Any], relevant: Mapping[str, Iterable[i
         c = cache[h.doc].get(h.chunk_id)
         out.append(HitView(doc=h.doc, score=float(h.score), section_path=tuple(h.section_path), text=h.text,
                            pages=tuple(h.pages), boxes=tuple(c.bboxes) if c is not None else (),
-                           chunk_id=h.chunk_id,
+                           chunk_id=h.chunk_id, label=ids[h.doc].label() if ids.get(h.doc) else "",
                            relevant=None if relevant is None else bool(set(h.pages) & rel.get(h.doc, set()))))
     return tuple(out)
 

@@ -24,6 +24,8 @@ __all__ = [
     "Numbering",
     "Heading",
     "Chunk",
+    "DocumentIdentity",
+    "IDENTITY_FIELDS",
 ]
 
 #: Version of every on-disk / JSON shape produced by structrag.  Bump the major
@@ -373,3 +375,71 @@ class Chunk:
             schema_version=d.get("schema_version", SCHEMA_VERSION),
             extra=tuple(sorted(dict(d.get("extra", {})).items())),
         )
+
+
+#: The fields of a :class:`DocumentIdentity` a user may set (``structrag index --meta``) and filter on.
+IDENTITY_FIELDS = ("issuer", "title", "doc_type", "year", "quarter", "language")
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentIdentity:
+    """What a document is: issuer, title, type, fiscal period and language (the root of its tree).
+
+    ``doc_type`` is one of ``10-K``, ``10-Q``, ``8-K``, ``20-F``, ``annual report``, ``interim report``,
+    ``earnings release``, ``prospectus``, ``sustainability report``, ``manual``, ``other``; ``year`` and
+    ``quarter`` are the fiscal period the document covers (the period end's year; quarter 1-4 or None);
+    ``language`` an ISO 639-1 code (``en``, ``zh`` ...).  ``sources`` says where each known field came
+    from: ``cover`` (the first pages' text), ``metadata`` (the PDF's title/subject), ``heading`` (the
+    first heading or outline entry) or ``user``.  None: not known.
+    """
+
+    issuer: str | None = None
+    title: str | None = None
+    doc_type: str | None = None
+    year: int | None = None
+    quarter: int | None = None
+    language: str | None = None
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def source(self, name: str) -> str | None:
+        return dict(self.sources).get(name)
+
+    def with_fields(self, source: str, **values: Any) -> "DocumentIdentity":
+        """A copy with ``values`` set (None clears a field), each marked as coming from ``source``."""
+        unknown = sorted(set(values) - set(IDENTITY_FIELDS))
+        if unknown:
+            raise ValueError(f"unknown identity fields {unknown}; known: {', '.join(IDENTITY_FIELDS)}")
+        src = dict(self.sources)
+        for k, v in values.items():
+            if v is None:
+                src.pop(k, None)
+            else:
+                src[k] = source
+        kw = {f: values.get(f, getattr(self, f)) for f in IDENTITY_FIELDS}
+        return DocumentIdentity(**kw, sources=tuple(sorted(src.items())))
+
+    def fields(self) -> dict[str, Any]:
+        """The known fields (None left out)."""
+        return {f: getattr(self, f) for f in IDENTITY_FIELDS if getattr(self, f) is not None}
+
+    def label(self) -> str:
+        """A short line for hits: ``3M COMPANY · 10-K · 2018``."""
+        period = f"{self.year}" + (f" Q{self.quarter}" if self.quarter else "") if self.year else None
+        parts = [self.issuer or self.title, self.doc_type if self.doc_type != "other" else None, period]
+        return " · ".join(str(p) for p in parts if p)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{f: getattr(self, f) for f in IDENTITY_FIELDS}, "sources": dict(self.sources)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "DocumentIdentity":
+        def opt_int(v: Any) -> int | None:
+            return int(v) if v is not None else None
+
+        def opt_str(v: Any) -> str | None:
+            return str(v) if v is not None else None
+
+        return cls(issuer=opt_str(d.get("issuer")), title=opt_str(d.get("title")), doc_type=opt_str(d.get("doc_type")),
+                   year=opt_int(d.get("year")), quarter=opt_int(d.get("quarter")),
+                   language=opt_str(d.get("language")),
+                   sources=tuple(sorted((str(k), str(v)) for k, v in dict(d.get("sources") or {}).items())))

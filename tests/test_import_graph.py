@@ -164,7 +164,8 @@ STAGES = (
     ("extraction", ("structrag.extraction",)),
     ("headings", ("structrag.headings",)),
     ("levels", ("structrag.levels",)),
-    ("tree", ("structrag.tree",)),
+    # the identity reads the extracted document (and heading texts): the root of the tree
+    ("tree", ("structrag.tree", "structrag.identity")),
     ("chunks", ("structrag.tokenizers", "structrag.chunking", "structrag.chunks")),
     # a user's corrections are applied to a parsed document, after levels and before the tree is used
     ("pipeline", ("structrag.pipeline", "structrag.corrections")),

@@ -32,7 +32,7 @@ def test_query_json_shape(cli_index, capsys):
     hits = json.loads(capsys.readouterr().out)
     assert 1 <= len(hits) <= 3
     for h in hits:
-        assert set(h) == {"doc", "chunk_id", "pages", "section_path", "score", "text"}
+        assert set(h) == {"doc", "chunk_id", "pages", "section_path", "score", "text", "identity"}
         assert isinstance(h["section_path"], list) and all(p >= 1 for p in h["pages"])
     assert hits[0]["doc"] == "acme.pdf" and hits[0]["pages"] == [2]  # 1-based
     assert hits[0]["section_path"][-1] == "Liquidity and Capital Resources"

@@ -31,7 +31,7 @@ from structrag.errors import BackendError, ConfigError
 
 from ..extras import require
 from ..progress import progress_bar
-from .records import EngineHit, Exporter, SyncReport
+from .records import IDENTITY_INTEGERS, IDENTITY_KEYWORDS, EngineHit, Exporter, SyncReport
 
 __all__ = ["OpenSearchEngine"]
 
@@ -102,6 +102,7 @@ class OpenSearchEngine:
         props: dict[str, Any] = {
             **{f: {"type": "keyword"} for f in keyword},
             **{f: {"type": "integer"} for f in integer},
+            **self.identity_mapping(),
             "text": {"type": "text"},
             "tokens": {"type": "text", "analyzer": "structrag_tokens", "similarity": "structrag_bm25"},
             "bboxes": {"type": "object", "enabled": False},  # provenance: stored, not indexed
@@ -124,6 +125,11 @@ class OpenSearchEngine:
             "mappings": {"dynamic": "strict", "properties": props},
         }
 
+    @staticmethod
+    def identity_mapping() -> dict[str, Any]:
+        """The document identity's fields (:func:`~retrievers.engines.records.identity_payload`)."""
+        return {**{f: {"type": "keyword"} for f in IDENTITY_KEYWORDS}, **{f: {"type": "integer"} for f in IDENTITY_INTEGERS}}
+
     def documents_mapping(self) -> dict[str, Any]:
         return {"settings": {"index": {"number_of_shards": 1, "number_of_replicas": self.replicas}},
                 "mappings": {"dynamic": "strict", "properties": {
@@ -133,6 +139,8 @@ class OpenSearchEngine:
         for name, body in ((self.name, self.mapping(dim, k1=k1, b=b)), (self.documents_index, self.documents_mapping())):
             if self.client.indices.exists(index=name):
                 if not recreate:
+                    if name == self.name:  # an index made before identities: its strict mapping gains their fields
+                        self.client.indices.put_mapping(index=name, body={"properties": self.identity_mapping()})
                     continue
                 self.client.indices.delete(index=name)
             self.client.indices.create(index=name, body=body)
@@ -207,32 +215,37 @@ class OpenSearchEngine:
 
     # --- the first stage ------------------------------------------------------------------------
     @staticmethod
-    def lexical_query(tokens: Sequence[str], n: int, doc: str | None = None) -> dict[str, Any]:
+    def lexical_query(tokens: Sequence[str], n: int, doc: str | Sequence[str] | None = None) -> dict[str, Any]:
         """The search body of the BM25 first stage (every query term a should-clause, repeats counted)."""
         must = {"match": {"tokens": {"query": " ".join(tokens), "operator": "or"}}}
         query: dict[str, Any] = {"bool": {"must": [must]}}
         if doc is not None:
-            query["bool"]["filter"] = [{"term": {"doc": doc}}]
+            query["bool"]["filter"] = [_doc_term(doc)]
         return {"size": int(n), "query": query, "_source": {"excludes": _SOURCE_EXCLUDES}}
 
     @staticmethod
-    def knn_query(vector: np.ndarray, n: int, doc: str | None = None) -> dict[str, Any]:
+    def knn_query(vector: np.ndarray, n: int, doc: str | Sequence[str] | None = None) -> dict[str, Any]:
         """The search body of the dense first stage (a filter inside the knn clause: efficient filtering)."""
         knn: dict[str, Any] = {"vector": [float(x) for x in np.asarray(vector, dtype=np.float32)], "k": int(n)}
         if doc is not None:
-            knn["filter"] = {"term": {"doc": doc}}
+            knn["filter"] = _doc_term(doc)
         return {"size": int(n), "query": {"knn": {"vector": knn}}, "_source": {"excludes": _SOURCE_EXCLUDES}}
 
     def _hits(self, res) -> list[EngineHit]:
         return [EngineHit(h["_source"]["doc"], h["_source"]["chunk_id"], float(h["_score"]), h["_source"])
                 for h in res["hits"]["hits"]]
 
-    def lexical(self, tokens: Sequence[str], n: int, *, doc: str | None = None) -> list[EngineHit]:
+    def lexical(self, tokens: Sequence[str], n: int, *, doc: str | Sequence[str] | None = None) -> list[EngineHit]:
         if not tokens:
             return []
         res = self.client.search(index=self.name, body=self.lexical_query(tokens, n, doc),
                                  params={"search_type": "dfs_query_then_fetch"})
         return [h for h in self._hits(res) if h.score > 0]
 
-    def dense(self, vector: np.ndarray, n: int, *, doc: str | None = None) -> list[EngineHit]:
+    def dense(self, vector: np.ndarray, n: int, *, doc: str | Sequence[str] | None = None) -> list[EngineHit]:
         return self._hits(self.client.search(index=self.name, body=self.knn_query(vector, n, doc)))
+
+
+def _doc_term(doc: str | Sequence[str]) -> dict[str, Any]:
+    """The filter on one document's name or on several (a ``where`` over identities)."""
+    return {"term": {"doc": doc}} if isinstance(doc, str) else {"terms": {"doc": list(doc)}}

@@ -204,16 +204,17 @@ class QdrantEngine:
         return int(self.client.count(self.collection, exact=True).count)
 
     # --- the first stage ------------------------------------------------------------------------
-    def _filter(self, doc: str | None):
+    def _filter(self, doc: str | Sequence[str] | None):
         if doc is None:
             return None
         _, models = _require()
-        return models.Filter(must=[models.FieldCondition(key="doc", match=models.MatchValue(value=doc))])
+        match = models.MatchValue(value=doc) if isinstance(doc, str) else models.MatchAny(any=list(doc))
+        return models.Filter(must=[models.FieldCondition(key="doc", match=match)])
 
     def _hits(self, points) -> list[EngineHit]:
         return [EngineHit(p.payload["doc"], p.payload["chunk_id"], float(p.score), p.payload) for p in points]
 
-    def lexical(self, tokens: Sequence[str], n: int, *, doc: str | None = None) -> list[EngineHit]:
+    def lexical(self, tokens: Sequence[str], n: int, *, doc: str | Sequence[str] | None = None) -> list[EngineHit]:
         """BM25 top ``n`` (chunks sharing no term with the query are not returned)."""
         _, models = _require()
         idx, val = query_sparse(tokens)
@@ -223,7 +224,7 @@ class QdrantEngine:
                                        using=_SPARSE, limit=int(n), query_filter=self._filter(doc), with_payload=True)
         return [h for h in self._hits(res.points) if h.score > 0]
 
-    def dense(self, vector: np.ndarray, n: int, *, doc: str | None = None) -> list[EngineHit]:
+    def dense(self, vector: np.ndarray, n: int, *, doc: str | Sequence[str] | None = None) -> list[EngineHit]:
         """Nearest ``n`` chunks by inner product of unit vectors."""
         res = self.client.query_points(self.collection, query=np.asarray(vector, dtype=np.float32).tolist(),
                                        using=_DENSE, limit=int(n), query_filter=self._filter(doc), with_payload=True)

@@ -30,7 +30,8 @@ from structrag.errors import ConfigError
 from ..ranking import page_fields
 
 __all__ = ["EngineChunk", "EngineHit", "SyncReport", "Exporter", "iter_engine_chunks", "term_index", "query_sparse",
-           "RECORD_SCHEMA", "doc_identity"]
+           "RECORD_SCHEMA", "doc_identity",
+           "identity_payload", "IDENTITY_KEYWORDS", "IDENTITY_INTEGERS"]
 
 #: Version of the exported record's fields (stored in every record).
 RECORD_SCHEMA = "structrag-engine/1"
@@ -68,6 +69,7 @@ class EngineChunk(NamedTuple):
     block_ids: list[int]
     vector: np.ndarray | None
     sparse: tuple[list[int], list[float]]
+    identity: Any = None  # the document's DocumentIdentity (retrievers.identities), None when it has none
 
     def payload(self) -> dict[str, Any]:
         """The stored fields (no vectors): what a hit carries back."""
@@ -90,7 +92,21 @@ class EngineChunk(NamedTuple):
             "end": self.end,
             "bboxes": self.bboxes,
             "block_ids": self.block_ids,
+            **identity_payload(self.identity),
         }
+
+
+#: The document identity's fields in a record (flat, so an engine filters on them): ``issuer``, ``doc_type``,
+#: ``year``, ``quarter``, ``language``, and the title as ``doc_title``.  Keyword fields, and integer ones:
+IDENTITY_KEYWORDS = ("issuer", "doc_type", "language", "doc_title")
+IDENTITY_INTEGERS = ("year", "quarter")
+
+
+def identity_payload(identity: Any) -> dict[str, Any]:
+    """A document identity as the record's flat fields (None where unknown)."""
+    get = (lambda f: getattr(identity, f)) if identity is not None else (lambda f: None)
+    return {"issuer": get("issuer"), "doc_type": get("doc_type"), "year": get("year"), "quarter": get("quarter"),
+            "language": get("language"), "doc_title": get("title")}
 
 
 class EngineHit(NamedTuple):
@@ -110,9 +126,13 @@ class SyncReport(NamedTuple):
     bm25_refreshed: int  # chunks of unchanged documents whose BM25 weights were rewritten
 
 
-def doc_identity(sha1: str, options_key: str) -> str:
-    """What must match for an engine's copy of a document to be current."""
-    return f"{sha1}:{options_key}"
+def doc_identity(sha1: str, options_key: str, identity: Any = None) -> str:
+    """What must match for an engine's copy of a document to be current: its content and options, and
+    its identity fields (a user's ``set_identity`` re-sends it; so does the first sync after identities)."""
+    if identity is None:
+        return f"{sha1}:{options_key}"
+    crc = zlib.crc32(repr(sorted(identity_payload(identity).items())).encode("utf-8"))
+    return f"{sha1}:{options_key}:{crc:08x}"
 
 
 def _bm25_rows(corpus):
@@ -155,7 +175,8 @@ class Exporter:
 
     def documents(self) -> dict[str, tuple[str, str, int]]:
         """name -> (identity, sha1, page_count) of every indexed document."""
-        return {d.name: (doc_identity(d.sha1, d.options_key), d.sha1, d.page_count)
+        ids = self.index.identities()
+        return {d.name: (doc_identity(d.sha1, d.options_key, ids.get(d.name)), d.sha1, d.page_count)
                 for d in self.index.store.documents()}
 
     def plan(self, want: dict[str, tuple[str, str, int]], have: dict[str, str]
@@ -187,6 +208,7 @@ class Exporter:
         sparse = self.sparse(name)
         vecs = corpus.chunk_vectors[rows] if corpus.has_dense else None
         page_count = int(corpus.doc_page_count[i])
+        ident = index.identities().get(name)
         out = []
         for j, c in enumerate(chunks):
             out.append(EngineChunk(
@@ -195,7 +217,7 @@ class Exporter:
                 pages=tuple(sorted(set(int(p) for p in c.pages))), page_count=page_count,
                 sibling_index=int(c.sibling_index), sibling_count=int(c.sibling_count), section_id=c.section_id,
                 start=int(c.start), end=int(c.end), bboxes=[[int(p), [float(x) for x in b]] for p, b in c.bboxes],
-                block_ids=[int(b) for b in c.block_ids], vector=None if vecs is None else vecs[j], sparse=sparse[j],
+                block_ids=[int(b) for b in c.block_ids], vector=None if vecs is None else vecs[j], sparse=sparse[j], identity=ident,
             ))  # fmt: skip
         return out
 

@@ -15,7 +15,7 @@ from the engine's stored fields.
 from __future__ import annotations
 
 import logging
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -79,10 +79,12 @@ class EngineRetriever:
         return Hit(h.doc, h.chunk_id, tuple(int(x) for x in p.get("pages", ())), tuple(p.get("section_path", ())),
                    float(score), p.get("text", ""))
 
-    def search(self, query: str, k: int = 10, *, doc: str | None = None, mode: Mode = "ranker") -> list[Hit]:
+    def search(self, query: str, k: int = 10, *, doc: str | None = None, mode: Mode = "ranker",
+               where: Mapping[str, Any] | None = None) -> list[Hit]:
         """The ``k`` best chunks for ``query`` (within document ``doc`` if given), best first.
 
-        Modes as :meth:`Index.search`: ``ranker`` (default), ``bm25``, ``dense``, ``hybrid``.
+        Modes as :meth:`Index.search`: ``ranker`` (default), ``bm25``, ``dense``, ``hybrid``; ``where``
+        as there (the engine filters on the matching documents' names).
         """
         index = self.index
         check_request(mode, k, has_dense=index.has_dense, path=index.path)
@@ -90,6 +92,14 @@ class EngineRetriever:
         check_query(query, tokens)
         if doc is not None:
             doc = index.resolve_doc(doc)
+        if where:
+            from ..identities import Where
+
+            names = Where(where).select(index.identities(), path=index.path)
+            names = [n for n in names if doc is None or n == doc]
+            if not names:
+                return []
+            doc = names[0] if len(names) == 1 else names  # type: ignore[assignment]
         use_dense = index.has_dense and mode in ("dense", "hybrid", "ranker")
         if mode == "bm25":
             return [self._hit(h, h.score) for h in self.engine.lexical(tokens, k, doc=doc)]

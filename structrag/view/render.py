@@ -63,6 +63,7 @@ class HitView:
     boxes: tuple[tuple[int, BBox], ...] = ()
     chunk_id: str = ""
     relevant: bool | None = None  # known only when the view shows an evaluation's judgement
+    label: str = ""  # the document's identity in a line ("3M COMPANY · 10-K · 2018"), empty when unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,7 +327,7 @@ def write_hits_view(
                 "expected": [{"doc": e.doc, "page": e.page} for e in q.expected],
                 "hits": [
                     {"doc": h.doc, "score": round(float(h.score), 4), "section_path": list(h.section_path),
-                     "text": h.text, "pages": list(h.pages), "chunk_id": h.chunk_id, "relevant": h.relevant,
+                     "text": h.text, "pages": list(h.pages), "chunk_id": h.chunk_id, "relevant": h.relevant, "label": h.label,
                      "boxes": [[p, _round_box(b)] for p, b in h.boxes]}
                     for h in q.hits
                 ],

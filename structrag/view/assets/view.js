@@ -424,7 +424,7 @@
         const plabel = pages.length ? (pages.length > 1 ? "pp. " + (pages[0] + 1) + "\u2013" + (pages[pages.length - 1] + 1) : "p. " + (pages[0] + 1)) : "";
         const li = el("li", { class: "hit" + (h.relevant === true ? " rel" : h.relevant === false ? " notrel" : ""), "data-hit": id,
           onclick: () => select(id, "list") },
-          el("div", { class: "head", text: h.doc + " \u00b7 " + plabel + " \u00b7 score " + h.score.toFixed(3) }),
+          el("div", { class: "head", text: h.doc + (h.label ? " [" + h.label + "]" : "") + " \u00b7 " + plabel + " \u00b7 score " + h.score.toFixed(3) }),
           el("div", { class: "crumb", text: h.section_path.length ? h.section_path.join(" \u203a ") : "(before the first heading)" }),
           el("div", { class: "snip", text: h.text.length > 280 ? h.text.slice(0, 280) + "\u2026" : h.text }));
         ol.append(li);
