@@ -96,6 +96,18 @@ so the ranker learns when it helps (all 0 when the question names no concept):
                     chunk; 0 when it names none.
 ``year_page``       the same on the chunk's whole (first) page (a table's column header).
 
+Document features (issue 22: the question names its document; :mod:`retrievers.doc_cues`
+compares it with each document's identity -- issuer, fiscal year and quarter -- once per
+query).  Constant within a document, they only separate candidates across a collection;
+NaN (missing, which LightGBM routes on its own) where the identity or the year is unknown:
+
+``doc_entity``      how fully the question names the issuer of the chunk's document (1: the
+                    whole name, less: a share of its words).
+``doc_period``      1 if a year the question names is the document's fiscal year (and the
+                    quarter agrees), 0.5 for a year match with another quarter, 0 otherwise.
+``q_doc_named``     the best ``doc_entity`` over the collection: whether the question names
+                    any indexed issuer.
+
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
 features (positions, depth), the fractions (coverage, number shares), the
 normalised scores above and one count, ``same_word_anc`` -- no raw BM25 or
@@ -118,6 +130,7 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
+from .doc_cues import DocCues
 from .concepts import NO_EXPANSION, Expansion
 from .corpus import Corpus
 
@@ -165,18 +178,20 @@ QUERY_DENSE: tuple[str, ...] = ("q_dense_top_z",)
 CONCEPT_FEATURES: tuple[str, ...] = (
     "x_bm25_z", "x_page_z", "x_phrase", "x_anc", "x_stmt", "q_concept", "year_match", "year_page",
 )  # fmt: skip
+#: does the question name the chunk's document: issuer and period agreement (retrievers.doc_cues)
+DOC_FEATURES: tuple[str, ...] = ("doc_entity", "doc_period", "q_doc_named")
 #: the 22 features of the issue-5 rankers (raw and relative scores)
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 #: every feature :func:`compute_features` knows
 KNOWN_FEATURES: tuple[str, ...] = (ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE + QUERY_LEXICAL + QUERY_DENSE
-                                   + CONCEPT_FEATURES)
+                                   + CONCEPT_FEATURES + DOC_FEATURES)
 #: what the shipped rankers use: nothing whose scale depends on the collection or the model
 PORTABLE_LEXICAL: tuple[str, ...] = (
     "pos", "pos_ratio", "depth", "sec_pos_ratio", "page_pos",
     "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc", "same_word_anc_frac", "section_rel",
     "page_bm25_rel", "page_bm25_z", "page_rank", "coverage", "coverage_ctx", "page_coverage",
     "num_ratio", "page_num_ratio", "length_rel", "q_amount", "sec_mention", "q_sec_mention",
-) + CONCEPT_FEATURES  # fmt: skip
+) + CONCEPT_FEATURES + DOC_FEATURES  # fmt: skip
 PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
 PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
 #: the direction in which each evidence feature can only help a candidate (+1: more is
@@ -188,7 +203,7 @@ EVIDENCE_DIRECTION: dict[str, int] = {
         "coverage", "coverage_ctx", "page_coverage", "dense", "dense_path", "dense_rel", "bm25_z", "anc_rel",
         "same_word_anc_frac", "section_rel", "page_bm25_z", "sec_mention", "dense_z", "dense_path_z",
         "idf_coverage", "page_idf_coverage", "x_bm25_z", "x_page_z", "x_phrase", "x_anc", "x_stmt",
-        "year_match", "year_page"), 1),
+        "year_match", "year_page", "doc_entity", "doc_period"), 1),
     **dict.fromkeys(("bm25_rank", "page_rank", "dense_rank"), -1),
 }
 _NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE + QUERY_DENSE)
@@ -261,6 +276,7 @@ class QueryScores(NamedTuple):
     expansion: Expansion = NO_EXPANSION  # the question's concepts (retrievers.concepts)
     x_chunk_bm25: np.ndarray | None = None  # (n_chunks,) BM25 of the expansion terms, None without any
     years: tuple[str, ...] = ()  # the years the question names
+    doc_cues: DocCues | None = None  # per-document issuer/period agreement (retrievers.doc_cues); None: unknown
 
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
@@ -272,7 +288,8 @@ def question_years(text: str) -> tuple[str, ...]:
 
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
-                 *, amount: bool = False, text: str = "", expansion: Expansion = NO_EXPANSION) -> QueryScores:
+                 *, amount: bool = False, text: str = "", expansion: Expansion = NO_EXPANSION,
+                 doc_cues: DocCues | None = None) -> QueryScores:
     """Scores shared by the first stage and the features (``amount``: see :func:`asks_for_amount`;
     ``text``: the query itself, for section-name mentions and years; ``expansion``: its concepts,
     :meth:`retrievers.concepts.ConceptVocabulary.expand`)."""
@@ -293,6 +310,7 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         expansion=expansion,
         x_chunk_bm25=corpus.bm25_chunks.scores(list(expansion.terms)) if expansion.terms else None,
         years=question_years(text) if text else (),
+        doc_cues=doc_cues,
     )
 
 
@@ -520,6 +538,14 @@ def compute_features(
             v = np.full(m, float(get("bm25_z").max()))
         elif name in CONCEPT_FEATURES:
             v = _concept_feature(name, corpus, qs, cand, anc, valid, safe, get)
+        elif name in DOC_FEATURES:
+            c = qs.doc_cues
+            if c is None:  # no identities (chunks added without documents): unknown, which LightGBM handles
+                v = np.full(m, np.nan)
+            elif name == "q_doc_named":
+                v = np.full(m, c.named)
+            else:
+                v = (c.entity if name == "doc_entity" else c.period)[corpus.chunk_doc[cand]]
         else:  # q_dense_top_z: the names were checked above
             v = np.full(m, float(get("dense_z").max()))
         v = np.asarray(v, dtype=np.float32)

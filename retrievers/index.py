@@ -41,6 +41,7 @@ from .arrays import publish as publish_arrays
 from .bm25 import BM25Params, TopK
 from .corpus import LAYOUT, Corpus
 from .commit import AddReport, Event, Writes
+from .doc_cues import cues_for, named_documents
 from .features import QueryScores, query_scores
 from .identities import Identities, stored_identities
 from .identity import resolve_name
@@ -349,8 +350,10 @@ class Index(Writes, Identities):
 
         qv = self.query_vector(query) if dense else None
         tokens = self.tokenizer.tokenize(query)
-        return query_scores(self._corpus, tokens, qv, amount=asks_for_amount(query), text=query,
-                            expansion=default_vocabulary().expand(query, self.tokenizer, tokens))
+        corpus = self._corpus
+        cues = cues_for(self.identities(), corpus.doc_names, query) if corpus.doc_names else None
+        return query_scores(corpus, tokens, qv, amount=asks_for_amount(query), text=query,
+                            expansion=default_vocabulary().expand(query, self.tokenizer, tokens), doc_cues=cues)
 
     def _dense_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
         if qs.query_vector is None:
@@ -366,11 +369,22 @@ class Index(Writes, Identities):
             vi = self._vindex
         return vi.search(qs.query_vector, n)
 
+    def named_docs(self, qs: QueryScores, doc: str | None = None) -> list[int]:
+        """Corpus indices of the documents the question names (:func:`retrievers.doc_cues.named_documents`),
+        when searching the collection (no ``doc``) and they are not all of it."""
+        if doc is not None or qs.doc_cues is None:
+            return []
+        named = named_documents(qs.doc_cues)
+        return [int(i) for i in named] if len(named) < len(self._corpus.doc_names) else []
+
     def candidates(self, qs: QueryScores, *, doc: str | None = None, n: int = 100,
                    where: Mapping[str, Any] | None = None) -> np.ndarray:
         """First-stage rows for the ranker: BM25 top ``n``, then dense top ``n``, then the top ``n`` by
         BM25 of the question's concept expansion (:mod:`retrievers.concepts`), each without rows
-        already in: a statement row worded only in the filer's words must reach the ranker."""
+        already in: a statement row worded only in the filer's words must reach the ranker.  Across the
+        collection (no ``doc``), the documents the question names (:func:`retrievers.doc_cues.named_documents`)
+        add their own top ``n`` by BM25 and by the expansion: every 10-K shares the question's words, and
+        the named one's chunks must compete with the rest in the one ranking."""
         rows = self._scope(doc, where)
         out = bm25_top(qs, rows, n).indices
         more = []
@@ -378,6 +392,15 @@ class Index(Writes, Identities):
             more.append(self._dense_top(qs, rows, n).indices)
         if qs.x_chunk_bm25 is not None:
             more.append(bm25_top(qs._replace(chunk_bm25=qs.x_chunk_bm25), rows, n).indices)
+        for i in self.named_docs(qs, doc):
+            routed = self._corpus.doc_rows(i)
+            if rows is not None:
+                routed = np.intersect1d(routed, rows)
+            more.append(bm25_top(qs, routed, n).indices)
+            if qs.query_vector is not None:
+                more.append(self._dense_top(qs, routed, n).indices)
+            if qs.x_chunk_bm25 is not None:
+                more.append(bm25_top(qs._replace(chunk_bm25=qs.x_chunk_bm25), routed, n).indices)
         for m in more:
             out = np.concatenate([out, m[~np.isin(m, out)]])
         return out

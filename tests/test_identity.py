@@ -199,8 +199,8 @@ def test_old_index_without_identities_still_answers(tmp_path):
     db.commit()
     db.close()
     with Index.open(tmp_path / "ix") as ix:
-        assert ix.search("registrant", mode="bm25")
         assert ix.documents()[0].identity is None  # nothing stored ...
+        assert ix.search("registrant", mode="bm25")
         assert ix.identity("a.pdf").issuer == "ACME CORPORATION"  # ... read from the stored pages
         assert ix.search("registrant", mode="bm25", where={"company": "acme"})
         ix.set_identity("a.pdf", quarter=4)  # the first write adds the column

@@ -92,6 +92,7 @@ class EngineRetriever:
         check_query(query, tokens)
         if doc is not None:
             doc = index.resolve_doc(doc)
+        asked = doc  # the caller's document (None: the collection), before where narrows the engine's filter
         if where:
             from ..identities import Where
 
@@ -122,7 +123,19 @@ class EngineRetriever:
         # (retrievers.concepts), each without those already in: Index.candidates' order
         qs = index.query_scores(query, dense=use_dense)
         first, seen = [], set()
-        more = self.engine.lexical(list(qs.expansion.terms), n, doc=doc) if qs.expansion.terms else []
+        xterms = list(qs.expansion.terms)
+        more = self.engine.lexical(xterms, n, doc=doc) if xterms else []
+        # then the documents the question names, each on its own (Index.candidates)
+        scope = None if doc is None else {doc} if isinstance(doc, str) else set(doc)
+        for i in index.named_docs(qs, asked):
+            name = index.corpus.doc_names[i]
+            if scope is not None and name not in scope:
+                continue
+            more += self.engine.lexical(tokens, n, doc=name)
+            if qv is not None:
+                more += self.engine.dense(qv, n, doc=name)
+            if xterms:
+                more += self.engine.lexical(xterms, n, doc=name)
         for h in (*lex, *dense, *more):
             if (h.doc, h.chunk_id) not in seen:
                 seen.add((h.doc, h.chunk_id))

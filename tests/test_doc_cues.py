@@ -1,0 +1,70 @@
+"""Collection-wide cues (issue 22 item 2): does the question name the document's issuer and period?"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from retrievers.doc_cues import doc_cues, named_documents, question_quarter
+from retrievers.features import DOC_FEATURES, compute_features
+from retrievers.index import Index
+from structrag.model import Chunk, DocumentIdentity
+
+IDS = [DocumentIdentity(issuer="3M COMPANY", year=2018, doc_type="10-K"),
+       DocumentIdentity(issuer="THE COCA-COLA COMPANY", year=2017),
+       DocumentIdentity(issuer="3M COMPANY", year=2022),
+       DocumentIdentity(issuer="湖南南岭民用爆破器材股份有限公司"),
+       None,
+       DocumentIdentity(issuer="Amcor plc", year=2023, quarter=2)]
+
+
+def test_issuer_and_period_agreement():
+    c = doc_cues(IDS, "What was 3M's capital expenditure in FY2018?")
+    assert c.entity[0] == 1 and c.entity[2] == 1 and c.entity[1] == 0 and np.isnan(c.entity[4])
+    assert c.period[0] == 1 and c.period[2] == 0 and c.named == 1
+    assert named_documents(c).tolist() == [0]  # the 2022 filing of the same issuer is the wrong year
+    c = doc_cues(IDS, "Coca Cola dividends")  # no year: the period is unknown, not wrong
+    assert c.entity[1] == 1 and np.isnan(c.period).all() and named_documents(c).tolist() == [1]
+    c = doc_cues(IDS, "湖南南岭民用爆破器材的控股股东是谁")
+    assert c.entity[3] == 1
+    c = doc_cues(IDS, "What was Amcor's revenue in the first quarter of 2023?")
+    assert c.period[5] == 0.5  # right year, another quarter
+    assert doc_cues(IDS, "What is the revenue?").named == 0 and not len(named_documents(doc_cues(IDS, "revenue")))
+
+
+def test_partial_names_and_quarters():
+    c = doc_cues([DocumentIdentity(issuer="American Express Company")], "What did Express report?")
+    assert c.entity[0] == 0.5 and not len(named_documents(c))  # half a name routes nothing
+    assert question_quarter("Q3 2022 results") == 3 and question_quarter("第二季度收入") == 2
+    assert question_quarter("quarterly dividend") is None
+
+
+def _chunks(name: str, texts: list[str]) -> list[Chunk]:
+    return [Chunk(id=f"c{i}", doc_name=name, doc_sha1="0" * 40, text=t, start=0, end=len(t), section_id="s",
+                  section_path=("Item 7",), heading_levels=(1,), sibling_index=i, sibling_count=len(texts),
+                  pages=(i,), bboxes=(), block_ids=()) for i, t in enumerate(texts)]
+
+
+def test_named_document_reaches_the_candidates_and_its_features(tmp_path):
+    # nine filings that repeat the question's words, and the named one that says it once
+    with Index.create(tmp_path / "ix", dense=False) as ix:
+        for k in range(9):
+            ix.add_chunks(f"other{k}.pdf", _chunks(f"other{k}.pdf", [
+                f"Capital expenditure capital expenditure rose; capital expenditure plans {k}." for _ in range(12)]),
+                page_count=12)
+        ix.add_chunks("globex.pdf", _chunks("globex.pdf", ["Liquidity was strong.", "Capital expenditure was $40 million."]),
+                      page_count=2)
+        for k in range(9):
+            ix.set_identity(f"other{k}.pdf", issuer=f"Initech {k} Inc", year=2019)
+        ix.set_identity("globex.pdf", issuer="Globex Corporation", year=2019)
+        qs = ix.query_scores("What was Globex's capital expenditure in 2019?", dense=False)
+        g = ix.corpus.doc_id("globex.pdf")
+        assert ix.named_docs(qs) == [g] and ix.named_docs(qs, "globex.pdf") == []
+        routed = ix.candidates(qs, n=20)
+        plain = ix.candidates(qs._replace(doc_cues=None), n=20)
+        target = ix.corpus.doc_rows(g)
+        assert not np.isin(target[1], plain) and np.isin(target[1], routed)  # only routing brings it in
+        X = compute_features(ix.corpus, qs, routed, DOC_FEATURES)
+        from_g = ix.corpus.chunk_doc[routed] == g
+        assert (X[from_g, 0] == 1).all() and (X[~from_g, 0] == 0).all() and (X[:, 1] == 1).all() and (X[:, 2] == 1).all()
+        X = compute_features(ix.corpus, qs._replace(doc_cues=None), routed, DOC_FEATURES)
+        assert np.isnan(X).all()  # no identities: unknown, not "not named"
