@@ -55,6 +55,7 @@ class Expansion(NamedTuple):
     phrases: tuple[tuple[str, ...], ...] = ()  # filer wordings, as index tokens
     statements: tuple[tuple[str, ...], ...] = ()  # statement titles, as index tokens
     terms: tuple[str, ...] = ()  # distinct expansion tokens the question does not have
+    alias_terms: tuple[str, ...] = ()  # the question's own tokens that named a concept ("capit", "expenditur")
 
 
 NO_EXPANSION = Expansion()
@@ -146,12 +147,14 @@ class ConceptVocabulary:
     def expand(self, query: str, tokenizer: Tokenizer, tokens: list[str] | None = None) -> Expansion:
         """The concepts ``query`` names and what they add (:class:`Expansion`; empty if none)."""
         qtok = list(tokens) if tokens is not None else tokenizer.tokenize(query)
-        names, phrases, statements = [], [], []
+        names, phrases, statements, named_by = [], [], [], []
         entries = self._entries(tokenizer, zh=False)
         if _has_cjk(query):
             entries = entries + self._entries(tokenizer, zh=True)
         for name, alias_runs, cjk_aliases, labels, titles in entries:
-            if any(_contains_run(qtok, r) for r in alias_runs) or any(a in query for a in cjk_aliases):
+            hit = [r for r in alias_runs if _contains_run(qtok, r)]
+            if hit or any(a in query for a in cjk_aliases):
+                named_by += [t for r in hit for t in r]
                 names.append(name)
                 phrases += labels
                 statements += titles
@@ -163,7 +166,8 @@ class ConceptVocabulary:
         phrases = [r for r in dict.fromkeys(phrases) if not set(r) <= have]
         statements = [r for r in dict.fromkeys(statements) if not set(r) <= have]
         terms = [t for r in phrases + statements for t in r if t not in have]
-        return Expansion(tuple(names), tuple(phrases), tuple(statements), tuple(dict.fromkeys(terms))[:MAX_TERMS])
+        return Expansion(tuple(names), tuple(phrases), tuple(statements), tuple(dict.fromkeys(terms))[:MAX_TERMS],
+                         tuple(dict.fromkeys(named_by)))
 
 
 @lru_cache(maxsize=1)

@@ -33,7 +33,7 @@ from structrag.text import HAN, normalize_title
 
 _HAN_RE = re.compile(f"[{HAN}]")
 
-__all__ = ["DocCues", "doc_cues", "cues_for", "question_quarter", "named_documents"]
+__all__ = ["DocCues", "doc_cues", "cues_for", "question_quarter", "named_documents", "root_terms"]
 
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) quarter\b|第([一二三四])季度")
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
@@ -140,3 +140,20 @@ def named_documents(cues: DocCues) -> np.ndarray:
 def cues_for(identities: Mapping[str, DocumentIdentity | None], doc_names: Sequence[str], text: str) -> DocCues:
     """:func:`doc_cues` over ``doc_names`` (a corpus's document order) from a name -> identity mapping."""
     return doc_cues([identities.get(n) for n in doc_names], text)
+
+
+def root_terms(identities: Mapping[str, DocumentIdentity | None], doc_names: Sequence[str], tokenizer,
+               tokens: Sequence[str]) -> dict[str, list[int]]:
+    """Question ``tokens`` that are words of a document's issuer name -> the corpus indices of those
+    documents (the root of their trees: :func:`retrievers.features.query_scores`).  Legal suffixes
+    ("Inc.", "Company") are left out: they name no one."""
+    want = set(tokens)
+    out: dict[str, list[int]] = {}
+    for i, name in enumerate(doc_names):
+        ident = identities.get(name)
+        key = _issuer_key(ident.issuer if ident is not None else None)
+        if key is None:
+            continue
+        for t in set(tokenizer.tokenize(" ".join(key[1]) if key[1] else key[0])) & want:
+            out.setdefault(t, []).append(i)
+    return out

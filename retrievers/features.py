@@ -93,7 +93,8 @@ so the ranker learns when it helps (all 0 when the question names no concept):
 ``x_stmt``          best share of a statement title's terms on the chunk's page.
 ``q_concept``       1 if the question names a concept.
 ``year_match``      share of the years the question names (2018, FY2018) found in the
-                    chunk; 0 when it names none.
+                    chunk or its ancestor headings (a statement's title names its years);
+                    0 when it names none.
 ``year_page``       the same on the chunk's whole (first) page (a table's column header).
 
 Document features (issue 22: the question names its document; :mod:`retrievers.doc_cues`
@@ -124,7 +125,7 @@ Features that need embeddings are only available when the corpus has vectors;
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -239,7 +240,7 @@ def available_features(corpus: Corpus) -> tuple[str, ...]:
     """Every feature :func:`compute_features` can give on ``corpus``."""
     if corpus.has_dense:
         return KNOWN_FEATURES
-    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES
+    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES + DOC_FEATURES
 
 
 def needs_dense(names) -> bool:
@@ -289,7 +290,8 @@ def question_years(text: str) -> tuple[str, ...]:
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
                  *, amount: bool = False, text: str = "", expansion: Expansion = NO_EXPANSION,
-                 doc_cues: DocCues | None = None) -> QueryScores:
+                 doc_cues: DocCues | None = None, root_terms: Mapping[str, Sequence[int]] | None = None
+                 ) -> QueryScores:
     """Scores shared by the first stage and the features (``amount``: see :func:`asks_for_amount`;
     ``text``: the query itself, for section-name mentions and years; ``expansion``: its concepts,
     :meth:`retrievers.concepts.ConceptVocabulary.expand`)."""
@@ -304,7 +306,7 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         head_rows_per_term=corpus.bm25_heads.contains(tokens),
         query_vector=query_vector,
         amount=bool(amount),
-        chunk_rows_per_term=corpus.bm25_chunks.contains(tokens),
+        chunk_rows_per_term=_concept_rows(corpus, tokens, expansion, root_terms),
         n_terms=len(set(tokens)),
         text_norm=normalise(text) if text else "",
         expansion=expansion,
@@ -312,6 +314,38 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         years=question_years(text) if text else (),
         doc_cues=doc_cues,
     )
+
+
+def _concept_rows(corpus: Corpus, tokens: Sequence[str], expansion: Expansion,
+                  root_terms: Mapping[str, Sequence[int]] | None = None) -> list[np.ndarray]:
+    """For each distinct known query term, the chunks that have it -- where a term named a concept
+    (``capital expenditure``), also the chunks that print one of its filer wordings whole
+    (``purchases of property, plant and equipment``): the coverage features then count the reader's
+    word as found on the statement row that answers it.  ``root_terms`` (term -> corpus indices of the
+    documents whose issuer name has it): the root of a document's tree is its identity, so "3M" in the
+    question is found in every chunk of 3M's filings, as an ancestor heading would be."""
+    bm = corpus.bm25_chunks
+    rows = bm.contains(tokens)
+    if root_terms:
+        known = [t for t in dict.fromkeys(tokens) if t in bm.vocab_]
+        rows = [np.union1d(r, np.concatenate([corpus.doc_rows(d) for d in root_terms[t]])) if root_terms.get(t) else r
+                for t, r in zip(known, rows)]
+    if not expansion.alias_terms or not expansion.phrases:
+        return rows
+    found = None
+    for run in expansion.phrases:
+        per = bm.contains(run)
+        if len(per) < len(set(run)):  # a word of the wording is in no chunk
+            continue
+        both = per[0]
+        for r in per[1:]:
+            both = np.intersect1d(both, r, assume_unique=True)
+        found = both if found is None else np.union1d(found, both)
+    if found is None or not found.size:
+        return rows
+    alias = set(expansion.alias_terms)
+    known = [t for t in dict.fromkeys(tokens) if t in bm.vocab_]
+    return [np.union1d(r, found) if t in alias else r for t, r in zip(known, rows)]
 
 
 def _z(v: np.ndarray) -> np.ndarray:
@@ -593,8 +627,10 @@ def _concept_feature(name: str, corpus: Corpus, qs: QueryScores, cand: np.ndarra
         if not qs.years:
             return np.zeros(m)
         rows = _term_rows(corpus.bm25_chunks, qs.years)
-        if name == "year_match":
-            return _best_share([qs.years], rows, corpus.n_chunks, cand) if rows else np.zeros(m)
+        if name == "year_match":  # in the chunk, or in a heading above it ("... for the years ended 2018, 2017")
+            got = _best_share([qs.years], rows, corpus.n_chunks, cand) if rows else np.zeros(m)
+            heads = _term_rows(corpus.bm25_heads, qs.years) if corpus.n_nodes else {}
+            return np.maximum(got, _best_share([qs.years], heads, corpus.n_nodes, safe, valid)) if heads else got
         n_pages = int(corpus.chunk_page_key.max()) + 1
         page_rows = {t: corpus.chunk_page_key[r] for t, r in rows.items()}
         return _best_share([qs.years], page_rows, n_pages, corpus.chunk_page_key[cand])

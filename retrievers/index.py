@@ -41,7 +41,7 @@ from .arrays import publish as publish_arrays
 from .bm25 import BM25Params, TopK
 from .corpus import LAYOUT, Corpus
 from .commit import AddReport, Event, Writes
-from .doc_cues import cues_for, named_documents
+from .doc_cues import cues_for, named_documents, root_terms
 from .features import QueryScores, query_scores
 from .identities import Identities, stored_identities
 from .identity import resolve_name
@@ -351,9 +351,14 @@ class Index(Writes, Identities):
         qv = self.query_vector(query) if dense else None
         tokens = self.tokenizer.tokenize(query)
         corpus = self._corpus
-        cues = cues_for(self.identities(), corpus.doc_names, query) if corpus.doc_names else None
+        cues = roots = None
+        if corpus.doc_names:
+            ids = self.identities()
+            cues = cues_for(ids, corpus.doc_names, query)
+            roots = root_terms(ids, corpus.doc_names, self.tokenizer, tokens)
         return query_scores(corpus, tokens, qv, amount=asks_for_amount(query), text=query,
-                            expansion=default_vocabulary().expand(query, self.tokenizer, tokens), doc_cues=cues)
+                            expansion=default_vocabulary().expand(query, self.tokenizer, tokens), doc_cues=cues,
+                            root_terms=roots)
 
     def _dense_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
         if qs.query_vector is None:

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import os
 import sys
 import time
@@ -183,14 +184,35 @@ def baseline_runs(part: Part, pbm25: PageBM25) -> dict[str, dict[str, list]]:
     return runs
 
 
-def training_sets(parts: list[Part], features) -> tuple[TrainingSet, TrainingSet, list[Part]]:
-    """(doc-scope groups of every part in order, training groups = those + the filings' collection groups)."""
+_FIRST_QUESTION = re.compile(r"^(.{12,}?\?)\s+\S")
+
+
+def first_questions(queries) -> list:
+    """Training-only copies of the questions that go on after their first question mark, cut there
+    ("What is the FY2018 capital expenditure amount for 3M?" from "... ? Give a response ... shown in the
+    cash flow statement."): users ask the short form, and the instruction that follows often names
+    the statement, which would teach the ranker to wait for it.  Same document, family and relevant pages."""
+    out = []
+    for q in queries:
+        m = _FIRST_QUESTION.match(q.query)
+        if m and len(m.group(1).split()) >= 4:
+            out.append(q._replace(qid=q.qid + "#first", query=m.group(1)))
+    return out
+
+
+def training_sets(parts: list[Part], features, *, augment: bool = True
+                  ) -> tuple[TrainingSet, TrainingSet, list[Part]]:
+    """(doc-scope groups of every part in order, training groups = those + the filings' collection groups
+    [+ with ``augment``, the :func:`first_questions` of every part, doc-scope, never scored])."""
     tests, extra = [], []
     for p in parts:
         tests.append(make_training_set(p.index, p.queries, features=features, scope="doc", candidates=DEPTH))
         if p.collection_groups:
             extra.append(make_training_set(p.index, p.queries, features=features, scope="collection",
                                            candidates=DEPTH))
+        short = first_questions(p.queries) if augment else []
+        if short:
+            extra.append(make_training_set(p.index, short, features=features, scope="doc", candidates=DEPTH))
     return concat_training_sets(tests), concat_training_sets(tests + extra), parts
 
 
