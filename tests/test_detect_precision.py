@@ -46,7 +46,7 @@ def test_wrapped_certification_title_is_one_heading(tmp_path):
                  "SECURITIES EXCHANGE ACT OF 1934 RULES 13a-14(a) AND 15d-14(a),",
                  "AS ADOPTED PURSUANT TO",
                  "SECTION 302 OF THE SARBANES-OXLEY ACT OF 2002"):
-        b.text(line, size=12, bold=True, gap_after=0)
+        b.text(line, size=12, bold=True, gap_after=2)
     b.para(gap_before=8)
     b.para()
     titles = _titles(b.save(tmp_path / "cert.pdf"))
@@ -71,7 +71,7 @@ def test_title_cut_at_its_line_end_takes_its_lower_case_rest(tmp_path):
 
 def test_contents_title_takes_its_wrapped_second_line(tmp_path):
     b = PDFBuilder()
-    b.text("CERTIFICATION PURSUANT TO", size=12, bold=True, gap_after=0)
+    b.text("CERTIFICATION PURSUANT TO", size=12, bold=True, gap_after=2)
     b.text("SECTION 906 OF THE SARBANES-OXLEY ACT OF 2002", size=12, bold=True)
     b.para()
     doc = extract(b.save(tmp_path / "contents_wrap.pdf"))

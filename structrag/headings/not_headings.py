@@ -23,6 +23,7 @@ from typing import Sequence
 
 from ..model import Block
 from ..numbering import parse_numbering
+from ..text import CJK_WIDE
 
 __all__ = ["text_reason", "page_reasons", "is_table_line"]
 
@@ -40,6 +41,7 @@ _COLUMN_HEAD = re.compile(
     r"^\(?\s*(?:(?:amounts?|dollars|figures|\$|€|£|usd|eur)\s+)?in\s+(?:\$|€|£|usd|eur\s+)?\s*(?:thousands|millions|billions)\b[^()]{0,60}\)?$"
     r"|^(?:for the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})[\s-]+months?|(?:fiscal\s+)?years?|quarters?|(?:\d{1,2}|\w+)[\s-]+weeks?)"
     r"\s+ended\b.{0,40}$", re.I)
+_WIDE = re.compile(rf"[{CJK_WIDE}]")
 _YEARS_FIRST = re.compile(r"^(?:19|20)\d\d\s+(?:19|20)\d\d\b")
 _FIGURE = re.compile(r"^[(\-–—$€£¥]*\d[\d,.]*[)%]?$|^[$€£¥]$|^[—–-]+$")
 _YEAR = re.compile(r"^(?:19|20)\d\d[,;.]?$")
@@ -116,8 +118,20 @@ def _name_like(line: str) -> bool:
     return all(_NAME_WORD.match(x) and x.lower() not in _NOT_NAME for x in toks)
 
 
+#: the words of job titles: a line of them (and a role word among them) is a title under a name, while
+#: "Letter From Our CEO" or "2022 Executive Officer Compensation Elements" are headings
+_ROLE_WORDS = set("""chief executive officer officers financial operating accounting technology information legal
+people marketing risk president vice senior executive chairman chairwoman chairperson chair of the board and director
+directors independent lead non-executive non executive ceo cfo coo cto secretary treasurer controller general counsel
+corporate principal member committee audit compensation nominating governance managing partner trustee deputy
+co-founder founder emeritus group company""".split())
+
+
 def _role_like(line: str) -> bool:
-    return len(line) <= 80 and _ROLE.search(line) is not None and not line.rstrip().endswith((".", ";", ":"))
+    if len(line) > 80 or _ROLE.search(line) is None or line.rstrip().endswith((".", ";", ":")):
+        return False
+    words = re.findall(r"[a-z][a-z\-]*", re.sub(r"\([^)]*\)", " ", line.lower()))
+    return bool(words) and sum(w in _ROLE_WORDS for w in words) >= 0.8 * len(words)
 
 
 def _signature_kind(b: Block) -> str | None:
@@ -133,9 +147,9 @@ def _signature_kind(b: Block) -> str | None:
     return "role" if "role" in kinds else "name"
 
 
-def _strong_number(b: Block) -> bool:
-    num, _ = parse_numbering(b.text)
-    return num is not None and num.scheme in ("item", "part", "note", "section", "article", "chapter", "schedule")
+def _numbered(b: Block) -> bool:
+    """A numbered title ("9. PROPERTY, PLANT AND EQUIPMENT", "Note 4") between two tables is still a heading."""
+    return parse_numbering(b.text)[0] is not None
 
 
 def _close(a: Block, b: Block, factor: float) -> bool:
@@ -158,11 +172,12 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str
     n = len(blocks)
     table = [is_table_line(b) for b in blocks]
     for k, b in enumerate(blocks):
-        if b.index not in candidates or table[k] or _strong_number(b):
+        if b.index not in candidates or table[k] or _numbered(b):
             continue
         # spread out: one line whose width is several times its text's (table header rows, chart labels)
         words = b.text.split()
-        if b.line_count == 1 and len(words) >= 2 and b.size > 0:
+        # Latin text only: Chinese characters are full-width and Chinese titles are letter-spaced ("释 义")
+        if b.line_count == 1 and len(words) >= 2 and b.size > 0 and not _WIDE.search(b.text):
             if (b.bbox[2] - b.bbox[0]) > 1.0 * b.size * len(" ".join(words)):
                 out[b.index] = "words spread across the line"
                 continue
@@ -179,7 +194,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str
                 m += 1
             if run and m < n and table[m] and _close(blocks[m - 1], blocks[m], 1.2):
                 for r in run:
-                    if blocks[r].index in candidates and not _strong_number(blocks[r]):
+                    if blocks[r].index in candidates and not _numbered(blocks[r]):
                         out.setdefault(blocks[r].index, "between table rows")
                 k = m
                 continue
@@ -198,7 +213,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str
         # names alone are no evidence ("Exchange Offers" / "Principal Amount" look like names too)
         if "name" in group and ("role" in group or "signed" in group):
             for r in range(k, m + 1):
-                if blocks[r].index in candidates and not _strong_number(blocks[r]):
+                if blocks[r].index in candidates and not _numbered(blocks[r]):
                     out.setdefault(blocks[r].index, "name or title in a signature or board list")
         k = m + 1
     return out

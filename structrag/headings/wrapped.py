@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..model import Block, Document, Heading
 from ..numbering import is_bare_label, parse_numbering
-from ..text import letter_count, normalize_title
+from ..text import latin_capitals, letter_count, normalize_title
 from .not_headings import text_reason
 from .outline import heading_from_block
 
@@ -60,7 +60,9 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
             if nxt.index in rejected or (nxt.index not in score_of and text_reason(_text(nxt), nxt.page)):
                 break  # "Ratio of Earnings to Fixed Charges" + "(in millions)": the unit line stays out
             cut = _looks_cut(cur.text)
-            if _opens_number(cur, nxt) and not cut:
+            # a cut line runs on into a number in the same capitals ("... PURSUANT TO" + "SECTION 302 OF ..."),
+            # not into a list ("WHAT WE WILL NOT PAY FOR" + "A. Service calls")
+            if _opens_number(cur, nxt) and not (cut and latin_capitals(cur.text) == latin_capitals(nxt.text)):
                 break
             if nxt.index not in score_of and not ((cut or _starts_lower(nxt.text)) and _short(nxt)):
                 break
@@ -87,7 +89,8 @@ def _looks_cut(text: str) -> bool:
 
 
 def _starts_lower(text: str) -> bool:
-    first = text.lstrip("\"'“‘(")[:1]
+    # a line in brackets is a qualifier under the title ("(currency in thousands)"), not its rest
+    first = text.lstrip("\"'“‘")[:1]
     return first.isalpha() and first.islower()
 
 
@@ -108,8 +111,7 @@ def _joinable(a: Block, b: Block) -> bool:
         return False
     gap = b.bbox[1] - a.bbox[3]
     line_h = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
-    # line boxes of tight leading overlap a little (ascenders and descenders); a row's neighbour overlaps whole
-    if gap < -0.25 * line_h or gap > 0.9 * line_h:
+    if gap < -1 or gap > 0.9 * line_h:
         return False
     return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
 
