@@ -172,3 +172,16 @@ def test_real_short_headings_between_paragraphs_stay(tmp_path):
         b.para(LOREM)
     titles = _titles(b.save(tmp_path / "short.pdf"))
     assert titles == ["Marketing", "Strategy", "Market Risk", "Exchange Offers"]
+
+
+def test_continued_repeat_of_a_title_is_no_new_heading(tmp_path):
+    b = PDFBuilder()
+    b.heading("Notes to the Financial Statements", size=12)
+    b.para()
+    b.new_page()
+    b.heading("Notes to the Financial Statements (continued)", size=12)
+    b.para()
+    b.heading("Discontinued Operations", size=12)
+    b.para()
+    titles = _titles(b.save(tmp_path / "continued.pdf"))
+    assert titles == ["Notes to the Financial Statements", "Discontinued Operations"], titles

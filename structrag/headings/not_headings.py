@@ -5,7 +5,8 @@ member's name in a larger size or "Sincerely," on a line of its own look like ti
 false heading cuts a section, so chunks end at table rows and section paths carry column headers.
 Two kinds of evidence, both cheap (no table finder, no second pass over the PDF):
 
-* **the text alone** (:func:`text_reason`): letter closings, "/s/" signatures, SEC cover-page lines,
+* **the text alone** (:func:`text_reason`): letter closings, "/s/" signatures, "(continued)" repeats of a
+  title on the next page, SEC cover-page lines,
   column headers ("Three Months Ended", "(In millions)"), total rows of dashes ("Total $ — $ —");
 * **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of
   figures, rows of years, unit lines) is a row group or column header, not a section; names and
@@ -30,6 +31,8 @@ __all__ = ["text_reason", "page_reasons", "is_table_line"]
 _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
     r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards)\s*[,.!]?$", re.I)
+# a title repeated at the top of the next page: its section goes on, no new one starts
+_CONTINUED = re.compile(r"(?:\(\s*(?:continued|cont(?:'|’)?d|cont\.)\s*\)|[—–-]\s*continued)\s*[:.]?$", re.I)
 _SIGNED = re.compile(r"^(?:by:?\s*)?/\s*s\s*/", re.I)
 # SEC cover-page lines: the form's furniture, never a section of the report
 _SEC_COVER = re.compile(
@@ -56,6 +59,8 @@ def text_reason(text: str, page: int) -> str | None:
         return "letter closing"
     if _SIGNED.match(t):
         return "signature"
+    if _CONTINUED.search(t) and not t.lower().startswith(("contents", "table of contents")):
+        return "continued repeat"
     if page <= 2 and _SEC_COVER.match(t):
         return "cover-page line"
     if len(t) <= 90 and (_COLUMN_HEAD.match(t) or _YEARS_FIRST.match(t)):
