@@ -77,7 +77,7 @@ def detect_headings(
     found = read_contents(document)
     if not found.usable:
         return layout
-    return merge_headings(found.headings, layout)
+    return merge_headings(found.headings, layout, document)
 
 
 

@@ -22,7 +22,7 @@ __all__ = ["KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "F
            "CJK_SCRIPT", "CJK_WIDE", "HAN_ANY",
            "letter_count", "upper_line", "latin_capitals", "all_capitals", "capitals_share",
            "normalize_title", "strip_number", "strip_number_pattern", "squeeze", "is_contents_title",
-           "strip_control", "clean_extracted", "printable", "path_text"]
+           "strip_control", "clean_extracted", "clean_heading", "printable", "path_text"]
 
 KANA = "\u3040-\u30ff"  # hiragana, katakana
 HAN_EXT_A = "\u3400-\u4dbf"  # CJK unified ideographs extension A
@@ -171,6 +171,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def strip_control(text: str) -> str:
     """``text`` without control characters (tab and newline kept)."""
     return _CONTROL.sub("", text)
+
+
+# a soft hyphen (U+00AD) marks where a word may break: at a line end it joins the word's halves
+_SOFT_BREAK = re.compile(r"\u00ad\s*")
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def clean_heading(text: str) -> str:
+    """A heading's text as a reader sees it: soft hyphens dropped (the word closed up where one ended a
+    line), control characters (tab and newline too) turned into spaces, spacing collapsed."""
+    if "\u00ad" in text:
+        text = _SOFT_BREAK.sub("", text)
+    return " ".join(_ANY_CONTROL.sub(" ", text).split())
 
 
 def clean_extracted(text: str) -> str:

@@ -124,6 +124,20 @@ class PDFBuilder:
             self.y += lead
         self.y += gap_after
 
+    def row(self, cells: list[tuple[float, str]], *, size: float | None = None, bold: bool = False,
+            gap_after: float = 2.0) -> None:
+        """One line of text pieces, each at its own x offset from the column's left edge (table rows,
+        signature lines, chart labels)."""
+        size = size or self.body_size
+        font = _BOLD.get(self.font, self.font) if bold else self.font
+        x0, _ = self._col_box()
+        if self.y + size * 1.25 > self.height - self.margin:
+            self.new_page()
+            x0, _ = self._col_box()
+        for dx, t in cells:
+            self.page.insert_text((x0 + dx, self.y + size), t, fontsize=size, fontname=font)
+        self.y += size * 1.25 + gap_after
+
     def heading(self, text: str, *, size: float = 16, bold: bool = True, **kw) -> None:
         kw.setdefault("gap_before", 10)
         kw.setdefault("gap_after", 6)

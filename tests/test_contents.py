@@ -409,6 +409,7 @@ def test_contents_raise_recall_against_the_outline(shared_data):
         layout = heading_prf([(h.text, 1, h.page) for h in detect_headings(doc, outline="ignore", contents="ignore")],
                              ref, page_window=1)
         both = heading_prf([(h.text, 1, h.page) for h in detect_headings(doc, outline="ignore")], ref, page_window=1)
-        # the layout rules already find most of TD SYNNEX's headings (0.93); the contents adds the rest
-        assert both.recall >= layout.recall + 0.02 and both.recall >= 0.95, (doc_id, layout, both)
+        # the layout rules already find most of TD SYNNEX's headings (0.94 since wrapped titles are joined
+        # whole, issue 23: one more entry than the 0.93 this margin of 0.02 was set at); the contents adds the rest
+        assert both.recall >= layout.recall + 0.01 and both.recall >= 0.95, (doc_id, layout, both)
         assert both.precision >= layout.precision - 0.02

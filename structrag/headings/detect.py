@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from ..model import Block, Document, Heading
-from ..numbering import is_bare_label, parse_numbering, word_number
+from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
+from .not_headings import page_reasons, text_reason
 from .outline import heading_from_block
+from .wrapped import continues_title, join_wrapped, union_bbox
 
 __all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]
 
@@ -205,35 +207,32 @@ def _candidate_text(b: Block) -> str:
     return " ".join(b.text.split())
 
 
-def _joinable(a: Block, b: Block, body: BodyStyle) -> bool:
-    if a.page != b.page or a.column != b.column:
-        return False
-    if abs(a.size - b.size) > 0.6 or a.bold != b.bold or a.italic != b.italic:
-        return False
-    gap = b.bbox[1] - a.bbox[3]
-    line_h = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
-    if gap < -1 or gap > 0.9 * line_h:
-        return False
-    return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
-
-
-def merge_headings(primary: Sequence[Heading], secondary: Sequence[Heading]) -> tuple[Heading, ...]:
+def merge_headings(primary: Sequence[Heading], secondary: Sequence[Heading],
+                   document: Document | None = None) -> tuple[Heading, ...]:
     """``primary`` headings plus the ``secondary`` ones that duplicate none of them, in reading order.
 
     A secondary heading duplicates a primary one when their blocks overlap, or
-    when it prints the same title (normalised) on the same page.
+    when it prints the same title (normalised) on the same page.  With the ``document``, one that
+    is the wrapped rest of the primary heading just above it (:func:`.wrapped.continues_title`) is
+    taken into that heading's blocks instead.
     """
     held: set[int] = set()
     titles: set[tuple[int, str]] = set()
-    for h in primary:
+    ends: dict[int, int] = {}  # block after a primary heading -> its index in out
+    for k, h in enumerate(primary):
         held.update(range(h.block, max(h.block_end, h.block + 1)))
         titles.add((h.page, normalize_title(h.text)))
+        ends[h.block_end] = k
     out = list(primary)
     for h in secondary:
         if any(i in held for i in range(h.block, max(h.block_end, h.block + 1))):
             continue
         if (h.page, normalize_title(h.text)) in titles:
             continue
+        k = ends.get(h.block)
+        if document is not None and k is not None and continues_title(document, out[k], h):
+            out[k] = replace(out[k], block_end=h.block_end, bbox=union_bbox(out[k].bbox, h.bbox))
+            continue  # the wrapped second line of a located contents title is part of it, not a heading
         out.append(h)
     out.sort(key=lambda h: (h.block, h.source != "contents"))
     return tuple(out)
@@ -269,35 +268,30 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
             key = _sequence_key(b, text, body)
             if key is not None:
                 numbered.append((b, s, why, key[0], key[1]))
+    # lines that look like titles but are table furniture, signatures, closings or cover lines
+    rejected = _not_headings(document, [x[0] for x in scored] + [x[0] for x in numbered])
+    if rejected:
+        scored = [x for x in scored if x[0].index not in rejected]
+        numbered = [x for x in numbered if x[0].index not in rejected]
     if numbered:
         scored = _continue_sequences(document, body, scored, numbered)
 
-    heads: list[Heading] = []
-    i = 0
-    while i < len(scored):
-        b, s, why = scored[i]
-        j = i
-        # multi-block headings: same style, stacked closely in one column; a block that opens with a
-        # number of its own is the next heading, not the rest of this one ("Part 1" + "I. Overview")
-        while (
-            j + 1 < len(scored)
-            and scored[j + 1][0].index == scored[j][0].index + 1
-            and _joinable(scored[j][0], scored[j + 1][0], body)
-            and not _SENTENCE_END.search(scored[j][0].text.rstrip())
-            and sum(len(x[0].text) for x in scored[i : j + 2]) <= 250
-            and not _opens_number(scored[j][0], scored[j + 1][0])
-        ):
-            j += 1
-        best = max(x[1] for x in scored[i : j + 1])
-        reasons = why + ((f"joined {j - i + 1} blocks",) if j > i else ())
-        heads.append(heading_from_block(document, b.index, scored[j][0].index, score=best, reasons=reasons))
-        i = j + 1
-    return tuple(heads)
+    return tuple(join_wrapped(document, scored, rejected))
 
 
-def _opens_number(a: Block, b: Block) -> bool:
-    """Whether ``b`` starts a number of its own after ``a`` (which is not a bare number label)."""
-    return parse_numbering(b.text)[0] is not None and not is_bare_label(a.text)
+def _not_headings(document: Document, candidates: Sequence[Block]) -> dict[int, str]:
+    """Block index -> why it is no heading, for the candidates :mod:`.not_headings` rules out."""
+    out: dict[int, str] = {}
+    by_page: dict[int, set[int]] = defaultdict(set)
+    for b in candidates:
+        why = text_reason(_candidate_text(b), b.page)
+        if why is not None:
+            out[b.index] = why
+        else:
+            by_page[b.page].add(b.index)
+    for p, idx in by_page.items():
+        out.update(page_reasons(document.page_blocks(p), idx))
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from ..model import Block, Document, Heading, OutlineEntry
 from ..numbering import parse_numbering
-from ..text import normalize_title, strip_number
+from ..text import clean_heading, normalize_title, strip_number
 
 __all__ = ["locate_outline", "LocatedEntry", "heading_from_block", "similarity"]
 
@@ -52,7 +52,10 @@ def heading_from_block(
         max(b.bbox[3] for b in bs),
     )
     if text is None:
-        text = " ".join(" ".join(b.text.split()) for b in bs)
+        text = " ".join(b.text for b in bs)
+    # every path (layout, contents, outline, references) gives the text a reader sees: no soft hyphens
+    # or control characters, one line
+    text = clean_heading(text)
     num, _ = parse_numbering(text)
     return Heading(
         text=text,

@@ -11,7 +11,7 @@ from typing import Sequence
 from ..headings.contents_entries import ContentsEntry
 from ..headings.outline import locate_outline
 from ..model import Document, Heading
-from ..text import capitals_share
+from ..text import capitals_share, clean_heading
 
 __all__ = ["outline_headings", "assign_contents_levels"]
 
@@ -27,7 +27,7 @@ def outline_headings(document: Document) -> tuple[Heading, ...]:
             out.append(replace(le.heading, reasons=(f"outline match {le.match:.2f}",), score=le.match))
         elif le.entry.page >= 0:
             blk = min(document.first_block_on_or_after(le.entry.page), len(document.blocks))
-            out.append(Heading(text=le.entry.title, page=le.entry.page, bbox=None, block=blk, block_end=blk,
+            out.append(Heading(text=clean_heading(le.entry.title), page=le.entry.page, bbox=None, block=blk, block_end=blk,
                                source="outline", level=le.entry.level, level_source="outline",
                                confidence=1.0, score=0.0, reasons=("outline entry not found on its page",)))
     # outline order is reading order for well-formed outlines; keep a stable sort by position

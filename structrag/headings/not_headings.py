@@ -1,0 +1,224 @@
+"""Lines that look like headings but are not: table furniture, signatures, closings, cover lines.
+
+Layout scoring (:mod:`.detect`) judges a block by its look; a column header in bold, a board
+member's name in a larger size or "Sincerely," on a line of its own look like titles too.  Each
+false heading cuts a section, so chunks end at table rows and section paths carry column headers.
+Two kinds of evidence, both cheap (no table finder, no second pass over the PDF):
+
+* **the text alone** (:func:`text_reason`): letter closings, "/s/" signatures, "(continued)" repeats of a
+  title on the next page, SEC cover-page lines,
+  column headers ("Three Months Ended", "(In millions)"), total rows of dashes ("Total $ — $ —");
+* **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of
+  figures, rows of years, unit lines) is a row group or column header, not a section; names and
+  job titles stacked together are a signature block or a board list; a one-line block whose words
+  are spread across the page (its width several times its text's) is a table's header row or
+  chart labels merged into one line.
+
+A real title over a table keeps its place: the table rule asks for table rows on *both* sides.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..model import Block
+from ..numbering import parse_numbering
+from ..text import CJK_WIDE
+
+__all__ = ["text_reason", "page_reasons", "is_table_line"]
+
+_CLOSING = re.compile(
+    r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
+    r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards)\s*[,.!]?$", re.I)
+# a title repeated at the top of the next page: its section goes on, no new one starts
+_CONTINUED = re.compile(r"(?:\(\s*(?:continued|cont(?:'|’)?d|cont\.)\s*\)|[—–-]\s*continued)\s*[:.]?$", re.I)
+_SIGNED = re.compile(r"^(?:by:?\s*)?/\s*s\s*/", re.I)
+# SEC cover-page lines: the form's furniture, never a section of the report
+_SEC_COVER = re.compile(
+    r"^(?:united states\s+)?securities and exchange commission$|^washington,?\s*d\.?\s*c\.?(?:\s+\d{5})?$"
+    r"|^form\s+(?:10-?k|10-?q|20-?f|40-?f|8-?k)(?:/a)?$|^\W{0,4}\s*(?:annual|quarterly|transition) report pursuant to"
+    r"|^commission file (?:number|no)|^\(?exact name of registrant|^securities registered pursuant to section", re.I)
+# column headers and unit lines of financial tables
+_COLUMN_HEAD = re.compile(
+    r"^\(?\s*(?:(?:amounts?|dollars|figures|\$|€|£|usd|eur)\s+)?in\s+(?:\$|€|£|usd|eur\s+)?\s*(?:thousands|millions|billions)\b[^()]{0,60}\)?$"
+    r"|^(?:for the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})[\s-]+months?|(?:fiscal\s+)?years?|quarters?|(?:\d{1,2}|\w+)[\s-]+weeks?)"
+    r"\s+ended\b.{0,40}$", re.I)
+_WIDE = re.compile(rf"[{CJK_WIDE}]")
+_YEARS_FIRST = re.compile(r"^(?:19|20)\d\d\s+(?:19|20)\d\d\b")
+_FIGURE = re.compile(r"^[(\-–—$€£¥]*\d[\d,.]*[)%]?$|^[$€£¥]$|^[—–-]+$")
+_YEAR = re.compile(r"^(?:19|20)\d\d[,;.]?$")
+_DATE_WORD = re.compile(r"^(?:january|february|march|april|may|june|july|august|september|october|november|december"
+                        r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?$|^\d{1,2},?$", re.I)
+
+
+def text_reason(text: str, page: int) -> str | None:
+    """Why ``text`` (a block's text, whitespace collapsed) is no heading whatever its look, or None."""
+    t = text.strip()
+    if _CLOSING.match(t):
+        return "letter closing"
+    if _SIGNED.match(t):
+        return "signature"
+    if _CONTINUED.search(t) and not t.lower().startswith(("contents", "table of contents")):
+        return "continued repeat"
+    if page <= 2 and _SEC_COVER.match(t):
+        return "cover-page line"
+    if len(t) <= 90 and (_COLUMN_HEAD.match(t) or _YEARS_FIRST.match(t)):
+        return "column header"
+    toks = t.split()
+    if any(x in ("$", "€", "£") or x.startswith(("$", "€", "£")) for x in toks):
+        if sum(1 for x in toks if _FIGURE.match(x)) >= 3:
+            return "figures row"
+    return None
+
+
+def _row_of_figures(line: str) -> bool:
+    """A table row: it ends on a figure and holds two (or one amount on a short line); prose that cites
+    amounts ends on words."""
+    toks = line.split()
+    if not toks or not (_FIGURE.match(toks[-1]) and not _YEAR.match(toks[-1])):
+        return False
+    figs = [x for x in toks if _FIGURE.match(x) and not _YEAR.match(x)]
+    # one figure: an amount ("$ 1,234", "(56)", "7%") on a short row; "Exhibit 12.1" is a label
+    return len(figs) >= 2 or (len(toks) >= 2 and any(c in figs[0] for c in ",()%$€£") and len(toks) <= 8)
+
+
+def _header_row(line: str) -> bool:
+    """A row of years or dates ("2018 2017 2016", "December 31, 2023 2022") or a unit line."""
+    toks = line.split()
+    if len(toks) < 2:
+        return False  # a year alone is a sub-heading ("2020") as often as a column
+    if _COLUMN_HEAD.match(line.strip()):
+        return True
+    years = sum(1 for x in toks if _YEAR.match(x))
+    return years >= 1 and all(_YEAR.match(x) or _DATE_WORD.match(x) or x in ("$", "%") for x in toks)
+
+
+def is_table_line(b: Block) -> bool:
+    """Whether a block is table rows: most of its lines rows of figures, or a header row of years, dates or units."""
+    lines = [ln for ln in b.text.split("\n") if ln.strip()]
+    if not lines:
+        return False
+    figs = sum(1 for ln in lines if _row_of_figures(ln))
+    if figs and figs * 2 >= len(lines):
+        return True
+    return all(_header_row(ln) for ln in lines)
+
+
+# --- names and job titles (signature blocks, board lists) ----------------------------------------
+
+_ROLE = re.compile(
+    r"\b(?:director|chairman|chairwoman|chairperson|chair|president|vice[- ]president|secretary|treasurer|controller"
+    r"|chief\s+\w+(?:\s+\w+)?\s+officer|officer|ceo|cfo|coo|managing partner|trustee|board member"
+    r"|member of the (?:board|\w+ committee)|general counsel)\b", re.I)
+_NAME_WORD = re.compile(r"^(?:[A-Z][a-zA-Z'’\-]+\.?|[A-Z]\.(?:[A-Z]\.)?|Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|CPA),?$")
+_NOT_NAME = {"the", "of", "and", "for", "to", "in", "on", "with", "our", "&", "a", "an", "at", "by"}
+
+
+def _name_like(line: str) -> bool:
+    """Two to five capitalised words, no digits or small words: "James J. Murren", "JOHN B. KILROY, JR."."""
+    toks = line.replace("Mr.", "").replace("Ms.", "").replace("Dr.", "").split()
+    if not 2 <= len(toks) <= 5 or len(line) > 40:
+        return False
+    return all(_NAME_WORD.match(x) and x.lower() not in _NOT_NAME for x in toks)
+
+
+#: the words of job titles: a line of them (and a role word among them) is a title under a name, while
+#: "Letter From Our CEO" or "2022 Executive Officer Compensation Elements" are headings
+_ROLE_WORDS = set("""chief executive officer officers financial operating accounting technology information legal
+people marketing risk president vice senior executive chairman chairwoman chairperson chair of the board and director
+directors independent lead non-executive non executive ceo cfo coo cto secretary treasurer controller general counsel
+corporate principal member committee audit compensation nominating governance managing partner trustee deputy
+co-founder founder emeritus group company""".split())
+
+
+def _role_like(line: str) -> bool:
+    if len(line) > 80 or _ROLE.search(line) is None or line.rstrip().endswith((".", ";", ":")):
+        return False
+    words = re.findall(r"[a-z][a-z\-]*", re.sub(r"\([^)]*\)", " ", line.lower()))
+    return bool(words) and sum(w in _ROLE_WORDS for w in words) >= 0.8 * len(words)
+
+
+def _signature_kind(b: Block) -> str | None:
+    """"name", "role", "signed" or None for a short block of a signature or board list."""
+    lines = [ln.strip() for ln in b.text.split("\n") if ln.strip()]
+    if not lines or len(lines) > 3 or len(b.text) > 120:
+        return None
+    if any(_SIGNED.match(ln) for ln in lines):
+        return "signed"
+    kinds = {"name" if _name_like(ln) else "role" if _role_like(ln) else None for ln in lines}
+    if None in kinds:
+        return None
+    return "role" if "role" in kinds else "name"
+
+
+def _numbered(b: Block) -> bool:
+    """A numbered title ("9. PROPERTY, PLANT AND EQUIPMENT", "Note 4") between two tables is still a heading."""
+    return parse_numbering(b.text)[0] is not None
+
+
+def _close(a: Block, b: Block, factor: float) -> bool:
+    """``b`` starts within ``factor`` line heights below ``a``'s end (or on ``a``'s row)."""
+    lh = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
+    return -lh <= b.bbox[1] - a.bbox[3] <= factor * lh
+
+
+def _tight(a: Block, b: Block) -> bool:
+    """``b`` follows ``a`` at a table's row spacing: the gap under ``a`` under ``b``'s line height."""
+    lh = (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+    return b.bbox[1] - a.bbox[3] <= 1.0 * lh
+
+
+def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str]:
+    """Why each of the ``candidates`` (block indices) among one page's ``blocks`` (reading order) is no heading."""
+    out: dict[int, str] = {}
+    if not candidates:
+        return out
+    n = len(blocks)
+    table = [is_table_line(b) for b in blocks]
+    for k, b in enumerate(blocks):
+        if b.index not in candidates or table[k] or _numbered(b):
+            continue
+        # spread out: one line whose width is several times its text's (table header rows, chart labels)
+        words = b.text.split()
+        # Latin text only: Chinese characters are full-width and Chinese titles are letter-spaced ("释 义")
+        if b.line_count == 1 and len(words) >= 2 and b.size > 0 and not _WIDE.search(b.text):
+            if (b.bbox[2] - b.bbox[0]) > 1.0 * b.size * len(" ".join(words)):
+                out[b.index] = "words spread across the line"
+                continue
+    # labels stacked between table rows: a row group or a column header inside the table
+    k = 0
+    while k < n:
+        if table[k]:
+            m = k + 1
+            run: list[int] = []
+            # the first label sits at the rows' spacing: a title with space above it opens a new table
+            while m < n and not table[m] and len(run) < 3 and blocks[m].line_count <= 2 and len(blocks[m].text) <= 90 \
+                    and _close(blocks[m - 1], blocks[m], 1.2) and (run or _tight(blocks[m - 1], blocks[m])):
+                run.append(m)
+                m += 1
+            if run and m < n and table[m] and _close(blocks[m - 1], blocks[m], 1.2):
+                for r in run:
+                    if blocks[r].index in candidates and not _numbered(blocks[r]):
+                        out.setdefault(blocks[r].index, "between table rows")
+                k = m
+                continue
+        k += 1
+    # signature blocks and board lists: names and job titles stacked (or side by side) together
+    kinds = [_signature_kind(b) for b in blocks]
+    k = 0
+    while k < n:
+        if kinds[k] is None:
+            k += 1
+            continue
+        m = k
+        while m + 1 < n and kinds[m + 1] is not None and _close(blocks[m], blocks[m + 1], 2.0):
+            m += 1
+        group = kinds[k : m + 1]
+        # names alone are no evidence ("Exchange Offers" / "Principal Amount" look like names too)
+        if "name" in group and ("role" in group or "signed" in group):
+            for r in range(k, m + 1):
+                if blocks[r].index in candidates and not _numbered(blocks[r]):
+                    out.setdefault(blocks[r].index, "name or title in a signature or board list")
+        k = m + 1
+    return out

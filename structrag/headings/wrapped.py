@@ -1,0 +1,144 @@
+"""Whole headings: a title wrapped over several blocks is one heading, on every path.
+
+Layout detection (:func:`join_wrapped`) joins the blocks of a wrapped title; the printed contents'
+headings (:func:`continues_title`, used by :func:`.detect.merge_headings`) take in the wrapped rest of
+their title so that it does not become a layout heading of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..model import Block, Document, Heading
+from ..numbering import is_bare_label, parse_numbering
+from ..text import latin_capitals, letter_count, normalize_title
+from .not_headings import text_reason
+from .outline import heading_from_block
+
+__all__ = ["join_wrapped", "continues_title", "union_bbox"]
+
+
+def _text(b: Block) -> str:
+    return " ".join(b.text.split())
+
+
+def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[str, ...]]],
+                  rejected: dict[int, str]) -> list[Heading]:
+    """Headings from the scored blocks, each wrapped title whole.
+
+    A title wraps onto blocks of the same style stacked closely in one column.  The next block joins
+    when the title so far does not end a sentence (a comma does not) and the next block does not open
+    a number of its own ("Part 1" + "I. Overview"), unless the line before ends cut ("... PURSUANT TO"
+    + "SECTION 302 OF ..."); a block that did not score joins only after a line that ends cut or when
+    it starts in lower case ("... property, plant and" + "equipment").  A scored block whose line
+    above is the cut first line of the same title takes that line in; one whose line above was ruled
+    out (``rejected``: a signature, a table label) goes with it.
+    """
+    blocks = document.blocks
+    score_of = {b.index: (s, why) for b, s, why in scored}
+    heads: list[Heading] = []
+    taken_to = -1  # last block index held by a heading
+    for b, s, why in scored:
+        if b.index <= taken_to:
+            continue
+        first = b.index
+        prev = blocks[first - 1] if first > 0 else None
+        if prev is not None and prev.index in rejected and _wraps_into(prev, b) and not _opens_number(prev, b):
+            continue
+        if (prev is not None and first - 1 > taken_to and prev.index not in score_of and prev.role == "body"
+                and not prev.rotated and _wraps_into(prev, b)
+                and _short(prev) and (_looks_cut(prev.text) or _starts_lower(b.text))
+                and letter_count(prev.text) >= 2 and not text_reason(_text(prev), prev.page)):
+            first = prev.index
+        last = b.index
+        size = sum(len(x.text) for x in blocks[first:last + 1])
+        while last + 1 < len(blocks):
+            cur, nxt = blocks[last], blocks[last + 1]
+            if not _wraps_into(cur, nxt) or size + len(nxt.text) > 250:
+                break
+            if nxt.index in rejected or (nxt.index not in score_of and text_reason(_text(nxt), nxt.page)):
+                break  # "Ratio of Earnings to Fixed Charges" + "(in millions)": the unit line stays out
+            cut = _looks_cut(cur.text)
+            # a cut line runs on into a number in the same capitals ("... PURSUANT TO" + "SECTION 302 OF ..."),
+            # not into a list ("WHAT WE WILL NOT PAY FOR" + "A. Service calls")
+            if _opens_number(cur, nxt) and not (cut and latin_capitals(cur.text) == latin_capitals(nxt.text)):
+                break
+            if nxt.index not in score_of and not ((cut or _starts_lower(nxt.text)) and _short(nxt)):
+                break
+            last += 1
+            size += len(nxt.text)
+        found = [score_of[i] for i in range(first, last + 1) if i in score_of]
+        best = max(x[0] for x in found)
+        n = last - first + 1
+        reasons = why + ((f"joined {n} blocks",) if n > 1 else ())
+        heads.append(heading_from_block(document, first, last, score=best, reasons=reasons))
+        taken_to = last
+    return heads
+
+
+#: a line that ends a sentence (a comma does not: a wrapped title goes on after one)
+_LINE_END = re.compile(r"[.;!。；！]['\"”’)]?$")
+#: a line cut inside a title: it ends on a small word or a joining mark
+_CUT = re.compile(r"(?:\b(?:and|or|of|the|for|to|in|on|with|by|from|at|as|a|an|under|pursuant|between|into|its|their|our)"
+                  r"|[,&/\-–—])$", re.I)
+
+
+def _looks_cut(text: str) -> bool:
+    return _CUT.search(text.rstrip()) is not None
+
+
+def _starts_lower(text: str) -> bool:
+    # a line in brackets is a qualifier under the title ("(currency in thousands)"), not its rest
+    first = text.lstrip("\"'“‘")[:1]
+    return first.isalpha() and first.islower()
+
+
+def _short(b: Block) -> bool:
+    return b.line_count <= 2 and len(b.text) <= 120
+
+
+def _wraps_into(a: Block, b: Block) -> bool:
+    """Whether ``b`` can be the next line of a title ending with ``a``: same style, close, sentence not ended."""
+    return (b.index == a.index + 1 and not b.rotated and b.role == "body" and _joinable(a, b)
+            and not _LINE_END.search(a.text.rstrip()))
+
+
+def _joinable(a: Block, b: Block) -> bool:
+    if a.page != b.page or a.column != b.column:
+        return False
+    if abs(a.size - b.size) > 0.6 or a.bold != b.bold or a.italic != b.italic:
+        return False
+    gap = b.bbox[1] - a.bbox[3]
+    line_h = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
+    if gap < -1 or gap > 0.9 * line_h:
+        return False
+    return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
+
+
+def _opens_number(a: Block, b: Block) -> bool:
+    """Whether ``b`` starts a number of its own after ``a`` (which is not a bare number label)."""
+    return parse_numbering(b.text)[0] is not None and not is_bare_label(a.text)
+
+
+def continues_title(document: Document, p: Heading, h: Heading) -> bool:
+    """Whether ``h``, right after ``p``, is the rest of ``p``'s title: the blocks ``p`` holds print only
+    the start of its title and, with ``h``'s text after them, print it ("CERTIFICATION ... PURSUANT TO" +
+    "SECTION 302 OF THE SARBANES-OXLEY ACT OF 2002").  A sub-heading that repeats the title's last words
+    ("Item 7A. ... About Market Risk" + "Market Risk") is no continuation: the title is printed whole above it."""
+    if h.page != p.page or p.bbox is None or h.bbox is None:
+        return False
+    if not -0.25 * (h.bbox[3] - h.bbox[1]) <= h.bbox[1] - p.bbox[3] <= 2 * (h.bbox[3] - h.bbox[1]):
+        return False
+    whole = normalize_title(p.text)
+    printed = normalize_title(" ".join(b.text for b in document.blocks[p.block:p.block_end]))
+    if not printed or printed == whole or whole in printed:
+        return False
+    t = normalize_title(h.text)
+    return bool(t) and normalize_title(printed + " " + h.text) in whole
+
+
+def union_bbox(a, b):
+    if a is None or b is None:
+        return a or b
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))

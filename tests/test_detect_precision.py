@@ -1,0 +1,187 @@
+"""Heading precision (issue 23, items 3-4): whole headings, and lines that only look like headings.
+
+Each test builds a small PDF whose real headings must stay and whose table labels, signature lines,
+closings, cover lines and wrapped title fragments must not become headings of their own.
+"""
+
+from __future__ import annotations
+
+from structrag import extract
+from structrag.headings import merge_headings
+from structrag.headings.outline import heading_from_block
+from structrag.pipeline import detect_headings
+from structrag.text import clean_heading
+
+from pdfgen import LOREM, PDFBuilder
+
+
+def _titles(path, **kw) -> list[str]:
+    doc = extract(path)
+    return [h.text for h in detect_headings(doc, outline="ignore", **kw)]
+
+
+def test_clean_heading_drops_soft_hyphens_and_control_characters():
+    assert clean_heading("Risk Manage\u00ad ment") == "Risk Management"
+    assert clean_heading("Sustain\u00adability\tReport\x07") == "Sustainability Report"
+    assert clean_heading("  Outlook \n 2024 ") == "Outlook 2024"
+
+
+def test_heading_text_has_no_soft_hyphen_on_the_contents_and_layout_paths(tmp_path):
+    b = PDFBuilder()
+    b.heading("Corporate Governance")
+    b.para()
+    pdf = b.save(tmp_path / "soft.pdf")
+    doc = extract(pdf)
+    i = next(k for k, x in enumerate(doc.blocks) if x.text.startswith("Corporate"))
+    # a title as a contents entry or an outline gives it (soft hyphen where the word may break)
+    h = heading_from_block(doc, i, i, text="Corpo\u00adrate Gover\u00ad nance", source="contents")
+    assert h.text == "Corporate Governance"
+
+
+def test_wrapped_certification_title_is_one_heading(tmp_path):
+    b = PDFBuilder()
+    b.heading("Exhibit 31.1", size=12)
+    b.para("Filed with the annual report.")
+    for line in ("CERTIFICATION OF CHIEF EXECUTIVE OFFICER PURSUANT TO",
+                 "SECURITIES EXCHANGE ACT OF 1934 RULES 13a-14(a) AND 15d-14(a),",
+                 "AS ADOPTED PURSUANT TO",
+                 "SECTION 302 OF THE SARBANES-OXLEY ACT OF 2002"):
+        b.text(line, size=12, bold=True, gap_after=2)
+    b.para(gap_before=8)
+    b.para()
+    titles = _titles(b.save(tmp_path / "cert.pdf"))
+    assert "SECTION 302 OF THE SARBANES-OXLEY ACT OF 2002" not in titles
+    assert "AS ADOPTED PURSUANT TO" not in titles
+    whole = [t for t in titles if t.startswith("CERTIFICATION")]
+    assert whole and whole[0].endswith("SECTION 302 OF THE SARBANES-OXLEY ACT OF 2002"), titles
+
+
+def test_title_cut_at_its_line_end_takes_its_lower_case_rest(tmp_path):
+    b = PDFBuilder()
+    # set in bold body type, the lower-case rest scores below the bar on its own
+    b.heading("Impairment of intangible assets and property, plant and", size=10, gap_after=0)
+    b.text("equipment", size=10, bold=True)
+    b.para()
+    b.heading("Income taxes", size=10)
+    b.para()
+    titles = _titles(b.save(tmp_path / "cut.pdf"))
+    assert "Impairment of intangible assets and property, plant and equipment" in titles, titles
+    assert "Income taxes" in titles
+
+
+def test_contents_title_takes_its_wrapped_second_line(tmp_path):
+    b = PDFBuilder()
+    b.text("CERTIFICATION PURSUANT TO", size=12, bold=True, gap_after=2)
+    b.text("SECTION 906 OF THE SARBANES-OXLEY ACT OF 2002", size=12, bold=True)
+    b.para()
+    doc = extract(b.save(tmp_path / "contents_wrap.pdf"))
+    first = next(k for k, x in enumerate(doc.blocks) if x.text.startswith("CERTIFICATION"))
+    second = next(k for k, x in enumerate(doc.blocks) if x.text.startswith("SECTION 906"))
+    assert second == first + 1
+    title = "Certification pursuant to Section 906 of the Sarbanes-Oxley Act of 2002"
+    located = heading_from_block(doc, first, first, text=title, source="contents")
+    rest = heading_from_block(doc, second, second)
+    merged = merge_headings([located], [rest], doc)
+    assert [h.text for h in merged] == [title]
+    assert merged[0].block_end == second + 1
+    # a sub-heading that repeats the end of a title printed whole above it stays a heading of its own
+    full = heading_from_block(doc, first, second, text="Certification pursuant to Section 906 of the "
+                              "Sarbanes-Oxley Act of 2002", source="contents")
+    assert len(merge_headings([full], [], doc)) == 1
+
+
+def test_signatures_and_closings_are_no_headings(tmp_path):
+    b = PDFBuilder()
+    b.heading("Letter to Shareholders")
+    b.para()
+    b.para()
+    b.text("Sincerely,", size=12, bold=True, gap_before=10)
+    b.text("Jane A. Whitfield", size=12, bold=True, gap_after=0)
+    b.text("Chief Executive Officer", size=12, bold=True, gap_before=8)
+    b.para(gap_before=12)
+    b.heading("Board of Directors")
+    b.para()
+    b.text("/s/ Robert T. Chen", size=11, bold=True)
+    b.para()
+    titles = _titles(b.save(tmp_path / "letter.pdf"))
+    assert "Letter to Shareholders" in titles and "Board of Directors" in titles
+    for t in ("Sincerely,", "Jane A. Whitfield", "Chief Executive Officer", "/s/ Robert T. Chen"):
+        assert t not in titles, titles
+
+
+def test_table_labels_column_headers_and_units_are_no_headings(tmp_path):
+    b = PDFBuilder()
+    b.heading("Financial Review")
+    b.para()
+    b.heading("Consolidated Balance Sheets", size=12)
+    b.text("(In millions)", size=10, bold=True, gap_after=2)
+    b.row([(300, "2023"), (380, "2022")], bold=True)
+    b.text("Current assets", bold=True, gap_after=2)
+    b.row([(0, "Cash and cash equivalents"), (300, "$ 1,234"), (380, "$ 1,100")])
+    b.row([(0, "Receivables, net"), (300, "567"), (380, "512")])
+    b.text("Current liabilities", bold=True, gap_after=2)
+    b.row([(0, "Accounts payable"), (300, "$ 890"), (380, "$ 845")])
+    b.row([(0, "Accrued liabilities"), (300, "321"), (380, "298")], gap_after=10)
+    b.text("Three Months Ended", bold=True)
+    b.text("Total $ \u2014 $ \u2014", bold=True)
+    b.para()
+    b.heading("Outlook", size=12)
+    b.para()
+    titles = _titles(b.save(tmp_path / "table.pdf"))
+    assert {"Financial Review", "Consolidated Balance Sheets", "Outlook"} <= set(titles), titles
+    for t in ("(In millions)", "Current assets", "Current liabilities", "Three Months Ended", "Total $ \u2014 $ \u2014"):
+        assert t not in titles, titles
+
+
+def test_a_title_over_a_table_after_another_table_stays(tmp_path):
+    b = PDFBuilder()
+    b.heading("Debt", size=12)
+    b.para()
+    b.row([(0, "Notes due 2026"), (300, "$ 4,480"), (380, "$ 4,664")])
+    b.row([(0, "Notes due 2030"), (300, "1,250"), (380, "1,300")], gap_after=14)
+    b.heading("Repayments and Redemptions", size=10)
+    b.row([(0, "Notes due 2022"), (300, "$ 713"), (380, "$ 730")])
+    b.row([(0, "Notes due 2023"), (300, "794"), (380, "819")])
+    b.para(gap_before=10)
+    titles = _titles(b.save(tmp_path / "tables.pdf"))
+    assert "Repayments and Redemptions" in titles, titles
+
+
+def test_words_spread_across_a_line_and_cover_lines_are_no_headings(tmp_path):
+    b = PDFBuilder()
+    b.heading("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", size=14)
+    b.text("Washington, D.C. 20549", size=11, bold=True, gap_after=12)
+    b.heading("FORM 10-K", size=16)
+    b.heading("ACME INDUSTRIES, INC.", size=13)
+    b.new_page()
+    b.heading("Results of Operations", size=12)
+    b.para()
+    b.row([(0, "EBITDA"), (150, "TOTAL"), (300, "GROSS MARGIN")], bold=True)  # chart labels read as one line
+    b.para()
+    titles = _titles(b.save(tmp_path / "cover.pdf"))
+    assert "Results of Operations" in titles and "ACME INDUSTRIES, INC." in titles, titles
+    for t in ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Washington, D.C. 20549", "FORM 10-K"):
+        assert t not in titles, titles
+    assert not any(t.startswith("EBITDA") for t in titles), titles
+
+
+def test_real_short_headings_between_paragraphs_stay(tmp_path):
+    b = PDFBuilder()
+    for t in ("Marketing", "Strategy", "Market Risk", "Exchange Offers"):
+        b.heading(t, size=10)
+        b.para(LOREM)
+    titles = _titles(b.save(tmp_path / "short.pdf"))
+    assert titles == ["Marketing", "Strategy", "Market Risk", "Exchange Offers"]
+
+
+def test_continued_repeat_of_a_title_is_no_new_heading(tmp_path):
+    b = PDFBuilder()
+    b.heading("Notes to the Financial Statements", size=12)
+    b.para()
+    b.new_page()
+    b.heading("Notes to the Financial Statements (continued)", size=12)
+    b.para()
+    b.heading("Discontinued Operations", size=12)
+    b.para()
+    titles = _titles(b.save(tmp_path / "continued.pdf"))
+    assert titles == ["Notes to the Financial Statements", "Discontinued Operations"], titles
