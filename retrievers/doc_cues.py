@@ -23,7 +23,7 @@ to the first stage, so that they compete with every other document's in one rank
 from __future__ import annotations
 
 import re
-from typing import Mapping, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from structrag.text import HAN, normalize_title
 
 _HAN_RE = re.compile(f"[{HAN}]")
 
-__all__ = ["DocCues", "doc_cues", "cues_for", "question_quarter", "named_documents", "root_terms"]
+__all__ = ["DocCues", "IssuerTable", "doc_cues", "question_quarter", "named_documents"]
 
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) quarter\b|第([一二三四])季度")
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
@@ -107,25 +107,66 @@ def _period(ident: DocumentIdentity, years: set[int], quarter: int | None) -> fl
     return 1.0 if ident.quarter == quarter else 0.5
 
 
+class IssuerTable:
+    """A collection's identities prepared once for matching (:meth:`cues`, :meth:`root_terms` per query
+    cost a lookup per question word, not a pass over every document's name)."""
+
+    def __init__(self, identities: Sequence[DocumentIdentity | None], tokenizer=None) -> None:
+        n = len(identities)
+        self.keys = [_issuer_key(i.issuer) if i is not None else None for i in identities]
+        self.year = np.array([i.year if i is not None and i.year is not None else -1 for i in identities], np.int64)
+        self.quarter = np.array([i.quarter if i is not None and i.quarter is not None else 0 for i in identities],
+                                np.int64)
+        self.known = np.array([k is not None for k in self.keys], bool)
+        self.by_word: dict[str, list[int]] = {}  # issuer word (and whole name) -> documents
+        self.cjk: list[int] = []
+        self.by_token: dict[str, list[int]] = {}  # index token of an issuer word -> documents
+        for d, key in enumerate(self.keys):
+            if key is None:
+                continue
+            if _HAN_RE.search(key[0]):
+                self.cjk.append(d)
+            for w in {key[0], *key[1]}:
+                self.by_word.setdefault(w, []).append(d)
+            if tokenizer is not None:
+                for t in set(tokenizer.tokenize(" ".join(key[1]) if key[1] else key[0])):
+                    self.by_token.setdefault(t, []).append(d)
+        self.n = n
+
+    def cues(self, text: str) -> DocCues:
+        """How each document's identity agrees with question ``text`` (see the module docstring)."""
+        entity = np.where(self.known, 0.0, np.nan)
+        norm = normalize_title(text)
+        qwords = norm.split()
+        qflat = norm.replace(" ", "")
+        docs = set(self.cjk)
+        for w in set(qwords):
+            docs.update(self.by_word.get(w, ()))
+        for d in docs:
+            entity[d] = _entity(self.keys[d], qwords, qflat)  # type: ignore[arg-type]
+        years = np.array(sorted({int(y) for y in _YEAR.findall(text)}), np.int64)
+        quarter = question_quarter(text)
+        period = np.full(self.n, np.nan)
+        if years.size:
+            has = self.year >= 0
+            hit = np.isin(self.year, years)
+            if quarter is None:
+                agree = np.where(self.quarter == 0, 1.0, 0.5)
+            else:
+                agree = np.where(self.quarter == quarter, 1.0, 0.5)
+            period[has] = np.where(hit, agree, 0.0)[has]
+        named = float(np.nanmax(entity)) if self.n and self.known.any() else 0.0
+        return DocCues(entity, period, named)
+
+    def root_terms(self, tokens: Sequence[str]) -> dict[str, list[int]]:
+        """Question ``tokens`` that are words of a document's issuer name -> those documents (the root of
+        their trees: :func:`retrievers.features.query_scores`); legal suffixes ("Inc.") name no one."""
+        return {t: self.by_token[t] for t in set(tokens) if t in self.by_token}
+
+
 def doc_cues(identities: Sequence[DocumentIdentity | None], text: str) -> DocCues:
     """How each document's identity agrees with question ``text`` (see the module docstring)."""
-    n = len(identities)
-    entity = np.full(n, np.nan)
-    period = np.full(n, np.nan)
-    norm = normalize_title(text)
-    qwords = norm.split()
-    qflat = norm.replace(" ", "")
-    years = {int(y) for y in _YEAR.findall(text)}
-    quarter = question_quarter(text)
-    for i, ident in enumerate(identities):
-        if ident is None:
-            continue
-        key = _issuer_key(ident.issuer)
-        if key is not None:
-            entity[i] = _entity(key, qwords, qflat)
-        period[i] = _period(ident, years, quarter)
-    named = float(np.nanmax(entity)) if n and not np.all(np.isnan(entity)) else 0.0
-    return DocCues(entity, period, named)
+    return IssuerTable(identities).cues(text)
 
 
 def named_documents(cues: DocCues) -> np.ndarray:
@@ -135,25 +176,3 @@ def named_documents(cues: DocCues) -> np.ndarray:
         return np.zeros(0, np.int64)
     ok = (cues.entity >= 1.0) & ~(cues.period == 0.0)
     return np.flatnonzero(ok)
-
-
-def cues_for(identities: Mapping[str, DocumentIdentity | None], doc_names: Sequence[str], text: str) -> DocCues:
-    """:func:`doc_cues` over ``doc_names`` (a corpus's document order) from a name -> identity mapping."""
-    return doc_cues([identities.get(n) for n in doc_names], text)
-
-
-def root_terms(identities: Mapping[str, DocumentIdentity | None], doc_names: Sequence[str], tokenizer,
-               tokens: Sequence[str]) -> dict[str, list[int]]:
-    """Question ``tokens`` that are words of a document's issuer name -> the corpus indices of those
-    documents (the root of their trees: :func:`retrievers.features.query_scores`).  Legal suffixes
-    ("Inc.", "Company") are left out: they name no one."""
-    want = set(tokens)
-    out: dict[str, list[int]] = {}
-    for i, name in enumerate(doc_names):
-        ident = identities.get(name)
-        key = _issuer_key(ident.issuer if ident is not None else None)
-        if key is None:
-            continue
-        for t in set(tokenizer.tokenize(" ".join(key[1]) if key[1] else key[0])) & want:
-            out.setdefault(t, []).append(i)
-    return out

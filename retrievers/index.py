@@ -41,7 +41,7 @@ from .arrays import publish as publish_arrays
 from .bm25 import BM25Params, TopK
 from .corpus import LAYOUT, Corpus
 from .commit import AddReport, Event, Writes
-from .doc_cues import cues_for, named_documents, root_terms
+from .doc_cues import IssuerTable, named_documents
 from .features import QueryScores, query_scores
 from .identities import Identities, stored_identities
 from .identity import resolve_name
@@ -353,12 +353,20 @@ class Index(Writes, Identities):
         corpus = self._corpus
         cues = roots = None
         if corpus.doc_names:
-            ids = self.identities()
-            cues = cues_for(ids, corpus.doc_names, query)
-            roots = root_terms(ids, corpus.doc_names, self.tokenizer, tokens)
+            table = self._issuer_table()
+            cues, roots = table.cues(query), table.root_terms(tokens)
         return query_scores(corpus, tokens, qv, amount=asks_for_amount(query), text=query,
                             expansion=default_vocabulary().expand(query, self.tokenizer, tokens), doc_cues=cues,
                             root_terms=roots)
+
+    def _issuer_table(self) -> IssuerTable:
+        """The documents' identities prepared for matching questions, rebuilt when they change."""
+        ids = self.identities()
+        names, cache = self._corpus.doc_names, self._identity_cache  # the cache object is replaced on change
+        got = getattr(self, "_issuers", None)
+        if got is None or got[0] is not names or got[1] is not cache:
+            got = self._issuers = (names, cache, IssuerTable([ids.get(n) for n in names], self.tokenizer))
+        return got[2]
 
     def _dense_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
         if qs.query_vector is None:
