@@ -77,37 +77,10 @@ scores alone hide this, since every query's best candidate has z-score > 0:
                     lexical match stands out).
 ``q_dense_top_z``   the best ``dense_z`` among the candidates.
 
-Concept features (issue 26: questions in the reader's words, answers in the
-filer's words).  :mod:`retrievers.concepts` finds the concepts a question names
-("capex") and the filer wordings and statement titles they stand for
-("purchases of property, plant and equipment", "statements of cash flows").  The
-question's own scores above are unchanged; the expansion is scored on its own,
-so the ranker learns when it helps (all 0 when the question names no concept):
-
-``x_bm25_z``        z-score among the candidates of the BM25 of the expansion terms.
-``x_page_z``        the same summed over the chunk's (first) page.
-``x_phrase``        best share of one filer wording's terms found in the chunk (a
-                    statement row label "Purchases of property, plant and equipment").
-``x_anc``           the same, filer wordings and statement titles, in the chunk's ancestor
-                    headings ("Capital Spending", "Consolidated Statement of Cash Flows").
-``x_stmt``          best share of a statement title's terms on the chunk's page.
-``q_concept``       1 if the question names a concept.
-``year_match``      share of the years the question names (2018, FY2018) found in the
-                    chunk or its ancestor headings (a statement's title names its years);
-                    0 when it names none.
-``year_page``       the same on the chunk's whole (first) page (a table's column header).
-
-Document features (issue 22: the question names its document; :mod:`retrievers.doc_cues`
-compares it with each document's identity -- issuer, fiscal year and quarter -- once per
-query).  Constant within a document, they only separate candidates across a collection;
-NaN (missing, which LightGBM routes on its own) where the identity or the year is unknown:
-
-``doc_entity``      how fully the question names the issuer of the chunk's document (1: the
-                    whole name, less: a share of its words).
-``doc_period``      1 if a year the question names is the document's fiscal year (and the
-                    quarter agrees), 0.5 for a year match with another quarter, 0 otherwise.
-``q_doc_named``     the best ``doc_entity`` over the collection: whether the question names
-                    any indexed issuer.
+Concept, year and document features (issues 26 and 22): ``x_bm25_z``, ``x_page_z``,
+``x_phrase``, ``x_anc``, ``x_stmt``, ``q_concept``, ``year_match``, ``year_page``,
+``doc_entity``, ``doc_period``, ``q_doc_named`` -- described and computed in
+:mod:`retrievers.concept_features`.
 
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
 features (positions, depth), the fractions (coverage, number shares), the
@@ -124,13 +97,15 @@ Features that need embeddings are only available when the corpus has vectors;
 
 from __future__ import annotations
 
-import re
 from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from structrag.errors import ConfigError
 
+from .concept_features import (  # asks_for_amount, question_years: question cues, importable from here
+    asks_for_amount, concept_feature, concept_rows, doc_feature, mask, question_years, zscore,
+)
 from .doc_cues import DocCues
 from .concepts import NO_EXPANSION, Expansion
 from .corpus import Corpus
@@ -152,7 +127,9 @@ __all__ = [
     "QUERY_LEXICAL",
     "QUERY_DENSE",
     "CONCEPT_FEATURES",
+    "DOC_FEATURES",
     "question_years",
+    "asks_for_amount",
     "QueryScores",
     "query_scores",
     "compute_features",
@@ -210,13 +187,6 @@ EVIDENCE_DIRECTION: dict[str, int] = {
 _NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE + QUERY_DENSE)
 
 
-def _mask(n: int, rows: np.ndarray) -> np.ndarray:
-    """Boolean membership over ``n`` rows (a lookup table beats np.isin by ~10x here)."""
-    m = np.zeros(max(n, 1), dtype=bool)
-    m[rows] = True
-    return m
-
-
 def _distinct(tokens: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(tokens))
 
@@ -247,20 +217,6 @@ def needs_dense(names) -> bool:
     return any(n in _NEEDS_DENSE for n in names)
 
 
-_AMOUNT = re.compile(
-    r"\b(how much|how many|amount|total|sum|ratio|margin|rate|percent(age)?|value|cost|price|revenue|"
-    r"income|expenses?|earnings|eps|cash|debt|usd|eur|dollars?|millions?|billions?|thousands?)\b|[$€£%¥％]|\d"
-    # the same cues in Chinese: how much / how many, amount, share, ratio, revenue, profit, yuan
-    r"|多少|几[个家名项年]|金额|数额|总额|合计|比例|比重|占比|增长率|毛利率|收入|利润|营业额|净额|万元|亿元|[万亿]股|元",
-    re.IGNORECASE,
-)
-
-
-def asks_for_amount(query: str) -> bool:
-    """Whether a question asks for a quantity (a cheap cue, see ``q_amount``)."""
-    return bool(_AMOUNT.search(query))
-
-
 class QueryScores(NamedTuple):
     """Per-query work shared by the first stage and the features."""
 
@@ -278,14 +234,6 @@ class QueryScores(NamedTuple):
     x_chunk_bm25: np.ndarray | None = None  # (n_chunks,) BM25 of the expansion terms, None without any
     years: tuple[str, ...] = ()  # the years the question names
     doc_cues: DocCues | None = None  # per-document issuer/period agreement (retrievers.doc_cues); None: unknown
-
-
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
-
-
-def question_years(text: str) -> tuple[str, ...]:
-    """The years a question names ("in 2018", "FY2018", "2018年"), as the tokens tables print them."""
-    return tuple(dict.fromkeys(_YEAR.findall(text)))
 
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
@@ -306,7 +254,7 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         head_rows_per_term=corpus.bm25_heads.contains(tokens),
         query_vector=query_vector,
         amount=bool(amount),
-        chunk_rows_per_term=_concept_rows(corpus, tokens, expansion, root_terms),
+        chunk_rows_per_term=concept_rows(corpus, tokens, expansion, root_terms),
         n_terms=len(set(tokens)),
         text_norm=normalise(text) if text else "",
         expansion=expansion,
@@ -314,43 +262,6 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         years=question_years(text) if text else (),
         doc_cues=doc_cues,
     )
-
-
-def _concept_rows(corpus: Corpus, tokens: Sequence[str], expansion: Expansion,
-                  root_terms: Mapping[str, Sequence[int]] | None = None) -> list[np.ndarray]:
-    """For each distinct known query term, the chunks that have it -- where a term named a concept
-    (``capital expenditure``), also the chunks that print one of its filer wordings whole
-    (``purchases of property, plant and equipment``): the coverage features then count the reader's
-    word as found on the statement row that answers it.  ``root_terms`` (term -> corpus indices of the
-    documents whose issuer name has it): the root of a document's tree is its identity, so "3M" in the
-    question is found in every chunk of 3M's filings, as an ancestor heading would be."""
-    bm = corpus.bm25_chunks
-    rows = bm.contains(tokens)
-    if root_terms:
-        known = [t for t in dict.fromkeys(tokens) if t in bm.vocab_]
-        rows = [np.union1d(r, np.concatenate([corpus.doc_rows(d) for d in root_terms[t]])) if root_terms.get(t) else r
-                for t, r in zip(known, rows)]
-    if not expansion.alias_terms or not expansion.phrases:
-        return rows
-    found = None
-    for run in expansion.phrases:
-        per = bm.contains(run)
-        if len(per) < len(set(run)):  # a word of the wording is in no chunk
-            continue
-        both = per[0]
-        for r in per[1:]:
-            both = np.intersect1d(both, r, assume_unique=True)
-        found = both if found is None else np.union1d(found, both)
-    if found is None or not found.size:
-        return rows
-    alias = set(expansion.alias_terms)
-    known = [t for t in dict.fromkeys(tokens) if t in bm.vocab_]
-    return [np.union1d(r, found) if t in alias else r for t, r in zip(known, rows)]
-
-
-def _z(v: np.ndarray) -> np.ndarray:
-    sd = float(v.std())
-    return (v - float(v.mean())) / sd if sd > 1e-12 else np.zeros_like(v)
 
 
 def _rank(v: np.ndarray) -> np.ndarray:
@@ -388,9 +299,9 @@ def _idf_coverage(corpus: Corpus, qs: QueryScores, cand: np.ndarray, *, page: bo
         idf = float(np.log1p((n - rows.size + 0.5) / (rows.size + 0.5)))
         total += idf
         if page:
-            got += idf * _mask(n_pages, corpus.chunk_page_key[rows])[keys]
+            got += idf * mask(n_pages, corpus.chunk_page_key[rows])[keys]
         else:
-            got += idf * _mask(corpus.n_chunks, rows)[cand]
+            got += idf * mask(corpus.n_chunks, rows)[cand]
     return got / total if total > 0 else np.zeros(cand.size)
 
 
@@ -449,7 +360,7 @@ def compute_features(
         elif name == "same_word_anc":
             v = np.zeros(m)
             for rows in qs.head_rows_per_term:
-                v += (_mask(corpus.n_nodes, rows)[safe] & valid).any(axis=1)
+                v += (mask(corpus.n_nodes, rows)[safe] & valid).any(axis=1)
         elif name == "pos":
             v = corpus.chunk_sib_index[cand]
         elif name == "pos_ratio":
@@ -489,7 +400,7 @@ def compute_features(
                 keys = corpus.chunk_page_key[cand]
                 n_pages = int(corpus.chunk_page_key.max()) + 1
                 for rows in per_term:
-                    hits += _mask(n_pages, corpus.chunk_page_key[rows])[keys]
+                    hits += mask(n_pages, corpus.chunk_page_key[rows])[keys]
             else:
                 heads = qs.head_rows_per_term if name == "coverage_ctx" else None
                 # a term's chunk rows and heading rows line up only by term: recompute per term
@@ -499,9 +410,9 @@ def compute_features(
                 rows_c = dict(zip([t for t in terms if t in known_c], per_term))
                 rows_h = dict(zip([t for t in terms if t in known_h], qs.head_rows_per_term))
                 for t in terms:
-                    got = _mask(corpus.n_chunks, rows_c[t])[cand] if t in rows_c else np.zeros(m, bool)
+                    got = mask(corpus.n_chunks, rows_c[t])[cand] if t in rows_c else np.zeros(m, bool)
                     if heads is not None and t in rows_h:
-                        got |= (_mask(corpus.n_nodes, rows_h[t])[safe] & valid).any(axis=1)
+                        got |= (mask(corpus.n_nodes, rows_h[t])[safe] & valid).any(axis=1)
                     hits += got
             v = hits / max(qs.n_terms, 1)
         elif name == "num_ratio":
@@ -525,7 +436,7 @@ def compute_features(
             d = get("dense")
             v = d - float(d.max())
         elif name == "bm25_z":
-            v = _z(get("bm25").astype(np.float64))
+            v = zscore(get("bm25").astype(np.float64))
         elif name == "bm25_rank":
             v = _rank(get("bm25").astype(np.float64))
         elif name == "anc_rel":
@@ -535,7 +446,7 @@ def compute_features(
         elif name == "section_rel":
             v = _rel(get("bm25_section"))
         elif name == "page_bm25_z":
-            v = _z(get("page_bm25").astype(np.float64))
+            v = zscore(get("page_bm25").astype(np.float64))
         elif name == "page_rank":
             keys = corpus.chunk_page_key[cand]
             pages, first = np.unique(keys, return_index=True)
@@ -554,7 +465,7 @@ def compute_features(
                 cache["sec_mention"] = (hit[safe] & valid).any(axis=1).astype(np.float32)
             v = cache["sec_mention"] if name == "sec_mention" else np.full(m, float(cache["sec_mention"].any()))
         elif name == "dense_z":
-            v = _z(get("dense").astype(np.float64))
+            v = zscore(get("dense").astype(np.float64))
         elif name == "dense_rank":
             v = _rank(get("dense").astype(np.float64))
         elif name == "dense_path_z":
@@ -563,7 +474,7 @@ def compute_features(
             has = node >= 0
             v = np.zeros(m)
             if has.sum() > 1:
-                v[has] = _z(dp[has])
+                v[has] = zscore(dp[has])
         elif name in ("idf_coverage", "page_idf_coverage"):
             v = _idf_coverage(corpus, qs, cand, page=name == "page_idf_coverage")
         elif name == "q_idf_top":
@@ -571,15 +482,9 @@ def compute_features(
         elif name == "q_bm25_top_z":
             v = np.full(m, float(get("bm25_z").max()))
         elif name in CONCEPT_FEATURES:
-            v = _concept_feature(name, corpus, qs, cand, anc, valid, safe, get)
+            v = concept_feature(name, corpus, qs, cand, safe, valid)
         elif name in DOC_FEATURES:
-            c = qs.doc_cues
-            if c is None:  # no identities (chunks added without documents): unknown, which LightGBM handles
-                v = np.full(m, np.nan)
-            elif name == "q_doc_named":
-                v = np.full(m, c.named)
-            else:
-                v = (c.entity if name == "doc_entity" else c.period)[corpus.chunk_doc[cand]]
+            v = doc_feature(name, corpus, qs, cand)
         else:  # q_dense_top_z: the names were checked above
             v = np.full(m, float(get("dense_z").max()))
         v = np.asarray(v, dtype=np.float32)
@@ -589,72 +494,3 @@ def compute_features(
     for j, n in enumerate(names):
         out[:, j] = get(n)
     return out
-
-
-def _term_rows(bm, terms: Sequence[str]) -> dict[str, np.ndarray]:
-    """Rows holding each of ``terms`` that the BM25 index knows (term -> rows)."""
-    known = [t for t in dict.fromkeys(terms) if t in bm.vocab_]
-    return dict(zip(known, bm.contains(known))) if known else {}
-
-
-def _best_share(runs, rows: dict[str, np.ndarray], n: int, keys: np.ndarray, valid: np.ndarray | None = None
-                ) -> np.ndarray:
-    """Per candidate, the best share of one run's distinct terms present (``keys``: the candidate's row,
-    page or ancestor rows in a table of ``n``; ``valid``: which ancestor columns are real)."""
-    best = np.zeros(keys.shape[0])
-    masks: dict[str, np.ndarray] = {}
-    for run in runs:
-        terms = list(dict.fromkeys(run))
-        got = np.zeros(keys.shape[0])
-        for t in terms:
-            if t not in rows:
-                continue
-            if t not in masks:
-                hit = _mask(n, rows[t])[keys]
-                masks[t] = (hit & valid).any(axis=1) if valid is not None else hit
-            got += masks[t]
-        best = np.maximum(best, got / len(terms))
-    return best
-
-
-def _concept_feature(name: str, corpus: Corpus, qs: QueryScores, cand: np.ndarray, anc: np.ndarray,
-                     valid: np.ndarray, safe: np.ndarray, get) -> np.ndarray:
-    m = cand.size
-    x = qs.expansion
-    if name == "q_concept":
-        return np.full(m, 1.0 if x.concepts else 0.0)
-    if name in ("year_match", "year_page"):
-        if not qs.years:
-            return np.zeros(m)
-        rows = _term_rows(corpus.bm25_chunks, qs.years)
-        if name == "year_match":  # in the chunk, or in a heading above it ("... for the years ended 2018, 2017")
-            got = _best_share([qs.years], rows, corpus.n_chunks, cand) if rows else np.zeros(m)
-            heads = _term_rows(corpus.bm25_heads, qs.years) if corpus.n_nodes else {}
-            return np.maximum(got, _best_share([qs.years], heads, corpus.n_nodes, safe, valid)) if heads else got
-        n_pages = int(corpus.chunk_page_key.max()) + 1
-        page_rows = {t: corpus.chunk_page_key[r] for t, r in rows.items()}
-        return _best_share([qs.years], page_rows, n_pages, corpus.chunk_page_key[cand])
-    if not x.concepts:
-        return np.zeros(m)
-    if name == "x_bm25_z":
-        return _z(qs.x_chunk_bm25[cand].astype(np.float64)) if qs.x_chunk_bm25 is not None else np.zeros(m)
-    if name == "x_page_z":
-        if qs.x_chunk_bm25 is None:
-            return np.zeros(m)
-        n_pages = int(corpus.chunk_page_key.max()) + 1
-        per_page = np.bincount(corpus.chunk_page_key, weights=qs.x_chunk_bm25, minlength=n_pages)
-        return _z(per_page[corpus.chunk_page_key[cand]])
-    if name == "x_phrase":
-        rows = _term_rows(corpus.bm25_chunks, [t for r in x.phrases for t in r])
-        return _best_share(x.phrases, rows, corpus.n_chunks, cand)
-    if name == "x_anc":
-        if not corpus.n_nodes:
-            return np.zeros(m)
-        runs = x.phrases + x.statements
-        rows = _term_rows(corpus.bm25_heads, [t for r in runs for t in r])
-        return _best_share(runs, rows, corpus.n_nodes, safe, valid)
-    # x_stmt
-    rows = _term_rows(corpus.bm25_chunks, [t for r in x.statements for t in r])
-    n_pages = int(corpus.chunk_page_key.max()) + 1
-    page_rows = {t: corpus.chunk_page_key[r] for t, r in rows.items()}
-    return _best_share(x.statements, page_rows, n_pages, corpus.chunk_page_key[cand])
