@@ -1,0 +1,171 @@
+"""Collection-wide retrieval, leave one family out (issues 22 and 26).
+
+    nice -n 10 python -m eval.bench.collection [--sets filings,longdoc] [--variants portable,no-concepts] \
+        [--out eval/out/collection.json]
+
+The question does not name its document: each query is ranked over every chunk of its
+set's index (the 37 filings, the 24 long documents), and a page counts only in the
+query's own document (another company's or another year's filing is wrong).  Beside
+it, the same queries within their document, so the ratio collection / within is read
+off one table.
+
+Ranker rows are **leave-one-family-out** (family = company for the filings): each
+query is ranked by a model trained on every other family's queries, within-document
+groups of every query set (filings, longdoc, prospectus-zh, prospectus-en) plus the
+filings' collection groups, as the shipped rankers train
+(:func:`eval.bench.generalise.training_sets`).  Baselines: BM25, dense and hybrid
+over chunks, and the 20-line **page-BM25** (BM25 over each page's whole PyMuPDF
+text, all pages of the set ranked together).  95% bootstrap intervals (queries
+resampled).  Uses the indexes of ``python -m eval.bench.generalise_build``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from eval.bench.common import REPO, bootstrap_ci, paired_diff
+from eval.bench.generalise import (
+    DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, _monotone, load_parts, per_query, training_sets,
+)
+from retrievers.features import CONCEPT_FEATURES, PORTABLE_FEATURES, available_features
+from retrievers.training import leave_one_family_out, make_training_set
+
+#: feature sets compared (the shipped set, and the same without the concept features of issue 26)
+VARIANTS = {
+    "portable": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats),
+    "no-concepts": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in CONCEPT_FEATURES),
+}
+
+
+def collection_pages(index, rows, doc: str) -> list[int]:
+    """Pages of ``rows`` in first-hit order, where a page of another document becomes a distinct
+    negative number (ranked, never relevant)."""
+    out, other = [], {}
+    for d, p in index.page_ranking(rows):
+        if d == doc:
+            out.append(p)
+        else:
+            out.append(other.setdefault((d, p), -1 - len(other)))
+    return out
+
+
+def page_bm25_collection(pb: PageBM25, query: str, doc: str, depth: int = DEPTH) -> list[int]:
+    """Page-BM25 over every page of the set, pages of other documents as negatives."""
+    s = pb.bm25.scores(pb.tok.tokenize(query))
+    order = np.argsort(-s, kind="stable")[:depth]
+    lo, hi = pb.start[doc]
+    return [int(i - lo) if lo <= i < hi else -1 - int(i) for i in order if s[i] > 0]
+
+
+def summary(pq: dict, qids: list[str]) -> dict:
+    out = {"n": len(qids)}
+    for m in ("map", "recall_any@5"):
+        vals = [pq[q][m] for q in qids]
+        out[m] = round(float(np.mean(vals)), 4) if vals else float("nan")
+        out[m + "_ci95"] = bootstrap_ci(vals)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.collection", description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default="filings,longdoc", help="query sets scored collection-wide")
+    ap.add_argument("--variants", default="portable,no-concepts")
+    ap.add_argument("--en-model", default="minilm")
+    ap.add_argument("--zh-model", default="e5-jieba-search")
+    ap.add_argument("--zh-queries", default=str(ZH_QUERIES))
+    ap.add_argument("--en-queries", default=str(EN_QUERIES))
+    ap.add_argument("--cache", default=str(REPO / ".cache"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--trees", type=int, default=500)
+    ap.add_argument("--learning-rate", type=float, default=0.01)
+    ap.add_argument("--balance", choices=["none", "family"], default="none")
+    ap.add_argument("--monotone", choices=["evidence", "none"], default="evidence")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "collection.json"))
+    args = ap.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    t0 = time.perf_counter()
+
+    def log(msg):
+        print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", file=sys.stderr, flush=True)
+
+    parts, opened = load_parts(args)
+    feats = tuple(f for f in PORTABLE_FEATURES if all(f in available_features(p.index.corpus) for p in parts))
+    _, train, _ = training_sets(parts, feats)
+    log(f"training groups: {len(train.queries)}")
+    params = {"n_estimators": args.trees, "learning_rate": args.learning_rate, "n_jobs": args.jobs}
+    result: dict = {"sets": {}, "variants": args.variants.split(","), "seed": args.seed,
+                    "command": " ".join(["python", "-m", "eval.bench.collection", *(argv or sys.argv[1:])])}
+    for name in args.sets.split(","):
+        part = next(p for p in parts if p.name == name)
+        ix, qs = part.index, part.queries
+        runs: dict[str, dict] = {}
+        pb = PageBM25(ix, Path(args.cache))
+        runs["page-bm25@collection"] = {q.qid: page_bm25_collection(pb, q.query, q.doc) for q in qs}
+        runs["page-bm25"] = {q.qid: pb.rank(q.query, q.doc) for q in qs}
+        modes = ("bm25", "dense", "hybrid") if ix.has_dense else ("bm25",)
+        for q in qs:
+            s = ix.query_scores(q.query, dense=ix.has_dense)
+            for m in modes:
+                runs.setdefault(f"{m}@collection", {})[q.qid] = collection_pages(
+                    ix, ix.rank(s, k=DEPTH, mode=m, candidates=DEPTH).indices, q.doc)
+                runs.setdefault(m, {})[q.qid] = collection_pages(
+                    ix, ix.rank(s, k=DEPTH, doc=q.doc, mode=m, candidates=DEPTH).indices, q.doc)
+        log(f"{name}: baselines done")
+        for scope in ("collection", "doc"):
+            test = make_training_set(ix, qs, features=feats, scope=scope, candidates=DEPTH)
+            for v in args.variants.split(","):
+                names = VARIANTS[v](feats)
+                ranked = leave_one_family_out(test, train=train, features=names, seed=args.seed,
+                                              balance=args.balance, monotone=_monotone(args, names), **params)
+                key = f"ranker:{v}" + ("@collection" if scope == "collection" else "")
+                runs[key] = {q.qid: collection_pages(ix, rows[:DEPTH], q.doc)
+                             for q, rows in zip(test.queries, ranked) if rows is not None}
+                log(f"{name}: LOFO {v} {scope} done")
+        qids = [q.qid for q in qs]
+        pq = {m: per_query(r, [q for q in qs if q.qid in r]) for m, r in runs.items()}
+        table = {m: summary(pq[m], [q for q in qids if q in pq[m]]) for m in pq}
+        for v in args.variants.split(","):
+            inside, coll = table.get(f"ranker:{v}"), table.get(f"ranker:{v}@collection")
+            if inside and coll and inside["map"] > 0:
+                table[f"ranker:{v}@collection"]["ratio_to_within"] = round(coll["map"] / inside["map"], 3)
+        diffs = {b: paired_diff(pq["ranker:portable@collection"], pq[b], qids)
+                 for b in ("bm25@collection", "dense@collection", "hybrid@collection", "page-bm25@collection",
+                           "ranker:no-concepts@collection") if b in pq and "ranker:portable@collection" in pq}
+        result["sets"][name] = {"table": table, "diff_ranker_portable_collection_vs": diffs}
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    print(render(result))
+    for x in opened.values():
+        x.close()
+    return 0
+
+
+def render(result: dict) -> str:
+    lines = []
+    for name, r in result["sets"].items():
+        lines += [f"### {name} ({next(iter(r['table'].values()))['n']} questions)", "",
+                  "| method | mAP [95% CI] | R@5 [95% CI] | collection / within |", "|---|---|---|---:|"]
+        for m, s in sorted(r["table"].items(), key=lambda kv: ("@collection" not in kv[0], kv[0])):
+            ci, ci5 = s["map_ci95"], s["recall_any@5_ci95"]
+            lines.append(f"| {m} | {s['map']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | {s['recall_any@5']:.3f} "
+                         f"[{ci5[0]:.3f}, {ci5[1]:.3f}] | {s.get('ratio_to_within', '')} |")
+        lines.append("")
+        for b, d in r["diff_ranker_portable_collection_vs"].items():
+            if d:
+                lines.append(f"- ranker:portable@collection − {b}: mAP {d.get('diff', float('nan')):+.3f} "
+                             f"[{d.get('ci95', [float('nan')] * 2)[0]:+.3f}, {d.get('ci95', [float('nan')] * 2)[1]:+.3f}]")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
