@@ -1,7 +1,7 @@
 """Collection-wide retrieval, leave one family out (issues 22 and 26).
 
     nice -n 10 python -m eval.bench.collection [--sets filings,longdoc] [--variants portable,no-concepts] \
-        [--out eval/out/collection.json]
+        [--out eval/out/collection.json]     # variants: portable, no-concepts, no-doc
 
 The question does not name its document: each query is ranked over every chunk of its
 set's index (the 37 filings, the 24 long documents), and a page counts only in the
@@ -34,13 +34,16 @@ from eval.bench.common import REPO, bootstrap_ci, paired_diff
 from eval.bench.generalise import (
     DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, _monotone, load_parts, per_query, training_sets,
 )
-from retrievers.features import CONCEPT_FEATURES, PORTABLE_FEATURES, available_features
+from retrievers.features import CONCEPT_FEATURES, DOC_FEATURES, PORTABLE_FEATURES, available_features
 from retrievers.training import leave_one_family_out, make_training_set
 
 #: feature sets compared (the shipped set, and the same without the concept features of issue 26)
 VARIANTS = {
     "portable": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats),
     "no-concepts": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in CONCEPT_FEATURES),
+    # without the issuer/period agreement features of issue 22 (the routed candidates and the identity
+    # words counted as found stay: they are not features)
+    "no-doc": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in DOC_FEATURES),
 }
 
 
@@ -77,6 +80,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.collection", description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default="filings,longdoc", help="query sets scored collection-wide")
     ap.add_argument("--variants", default="portable,no-concepts")
+    ap.add_argument("--scopes", default="collection,doc", help="collection (no document named) and/or doc")
     ap.add_argument("--en-model", default="minilm")
     ap.add_argument("--zh-model", default="e5-jieba-search")
     ap.add_argument("--zh-queries", default=str(ZH_QUERIES))
@@ -119,7 +123,7 @@ def main(argv=None) -> int:
                 runs.setdefault(m, {})[q.qid] = collection_pages(
                     ix, ix.rank(s, k=DEPTH, doc=q.doc, mode=m, candidates=DEPTH).indices, q.doc)
         log(f"{name}: baselines done")
-        for scope in ("collection", "doc"):
+        for scope in args.scopes.split(","):
             test = make_training_set(ix, qs, features=feats, scope=scope, candidates=DEPTH)
             for v in args.variants.split(","):
                 names = VARIANTS[v](feats)
@@ -138,7 +142,7 @@ def main(argv=None) -> int:
                 table[f"ranker:{v}@collection"]["ratio_to_within"] = round(coll["map"] / inside["map"], 3)
         diffs = {b: paired_diff(pq["ranker:portable@collection"], pq[b], qids)
                  for b in ("bm25@collection", "dense@collection", "hybrid@collection", "page-bm25@collection",
-                           "ranker:no-concepts@collection") if b in pq and "ranker:portable@collection" in pq}
+                           "ranker:no-concepts@collection", "ranker:no-doc@collection") if b in pq and "ranker:portable@collection" in pq}
         result["sets"][name] = {"table": table, "diff_ranker_portable_collection_vs": diffs}
     result["seconds"] = round(time.perf_counter() - t0, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
