@@ -361,11 +361,12 @@ class Index(Writes, Identities):
 
     def _issuer_table(self) -> IssuerTable:
         """The documents' identities prepared for matching questions, rebuilt when they change."""
-        ids = self.identities()
-        names, cache = self._corpus.doc_names, self._identity_cache  # the cache object is replaced on change
+        names = self._corpus.doc_names  # a new list at each publish; the identity cache is replaced on change
         got = getattr(self, "_issuers", None)
-        if got is None or got[0] is not names or got[1] is not cache:
-            got = self._issuers = (names, cache, IssuerTable([ids.get(n) for n in names], self.tokenizer))
+        if got is not None and got[0] is names and got[1] is self._identity_cache:
+            return got[2]  # the query path: no pass over the documents
+        ids = self.identities()
+        got = self._issuers = (names, self._identity_cache, IssuerTable([ids.get(n) for n in names], self.tokenizer))
         return got[2]
 
     def _dense_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
