@@ -68,3 +68,14 @@ def test_named_document_reaches_the_candidates_and_its_features(tmp_path):
         assert (X[from_g, 0] == 1).all() and (X[~from_g, 0] == 0).all() and (X[:, 1] == 1).all() and (X[:, 2] == 1).all()
         X = compute_features(ix.corpus, qs._replace(doc_cues=None), routed, DOC_FEATURES)
         assert np.isnan(X).all()  # no identities: unknown, not "not named"
+
+
+def test_issuer_words_are_root_terms_of_their_documents():
+    from retrievers.doc_cues import IssuerTable
+    from retrievers.tokenization import Tokenizer
+
+    tok = Tokenizer()
+    table = IssuerTable(IDS, tok)
+    # "3M" names documents 0 and 2; "company" is a legal suffix and names no one; "capital" no issuer
+    assert table.root_terms(tok.tokenize("3M company capital")) == {"3m": [0, 2]}
+    assert table.cues("3M capex in 2018").entity.tolist()[:3] == [1.0, 0.0, 1.0]
