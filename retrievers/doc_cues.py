@@ -31,6 +31,8 @@ from structrag.identity import normalize_issuer
 from structrag.model import DocumentIdentity
 from structrag.text import HAN, normalize_title
 
+from .concept_features import question_years
+
 _HAN_RE = re.compile(f"[{HAN}]")
 
 __all__ = ["DocCues", "IssuerTable", "doc_cues", "question_quarter", "named_documents"]
@@ -38,7 +40,6 @@ __all__ = ["DocCues", "IssuerTable", "doc_cues", "question_quarter", "named_docu
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) quarter\b|第([一二三四])季度")
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
         "一": 1, "二": 2, "三": 3, "四": 4}
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 #: the longest issuer name, in words, looked for as a run in the question
 _MAX_RUN = 8
 
@@ -144,7 +145,7 @@ class IssuerTable:
             docs.update(self.by_word.get(w, ()))
         for d in docs:
             entity[d] = _entity(self.keys[d], qwords, qflat)  # type: ignore[arg-type]
-        years = np.array(sorted({int(y) for y in _YEAR.findall(text)}), np.int64)
+        years = np.array(sorted({int(y) for y in question_years(text)}), np.int64)
         quarter = question_quarter(text)
         period = np.full(self.n, np.nan)
         if years.size:
