@@ -185,3 +185,29 @@ def test_continued_repeat_of_a_title_is_no_new_heading(tmp_path):
     b.para()
     titles = _titles(b.save(tmp_path / "continued.pdf"))
     assert titles == ["Notes to the Financial Statements", "Discontinued Operations"], titles
+
+
+def test_plan_clauses_with_a_hanging_indent_are_not_headings(tmp_path):
+    # a plan document's clauses: "(a) Label: sentence ..." whose first line stands indented on its own and
+    # whose sentence goes on, in lower case, on the lines below; a numbered run of real titles stays
+    b = PDFBuilder()
+    b.heading("Article IV Benefits", size=14)
+    b.para()
+    clauses = [("(a) Civil Union: If on the applicable date the Participant has entered", "into a civil union that is "
+                "valid on that date, the union is treated as a marriage for every purpose of this Article."),
+               ("(b) Lump Sums: To determine the lump sum value of a Pension, a Pre-Retirement", "spouse's pension is "
+                "converted with the factors the Plan Administrator publishes for the year of payment."),
+               ("(c) Other Cases: To determine the adjustment to be made in the Pension payable", "to or on behalf of "
+                "a Participant in other cases, the factors are those applied to lump sums above."),
+               ("(d) Exhaustion: The exhaustion requirement of this Section shall apply regardless", "of whether other "
+                "claims are pending and whatever the court or tribunal that would hear the claim.")]
+    for first, rest in clauses:  # double-spaced, as such plans are printed: the first line is a block alone
+        b.text(first, indent=60, gap_after=12)
+        b.text(rest, gap_after=14)
+    b.heading("Article V Payments", size=14)
+    for t in ("(1) Eligibility", "(2) Amount of the Payment", "(3) Timing"):
+        b.text(t, gap_before=4, gap_after=4)
+        b.para()
+    titles = _titles(b.save(tmp_path / "plan.pdf"))
+    assert not [t for t in titles if t.startswith(("(a)", "(b)", "(c)", "(d)"))], titles
+    assert {"(1) Eligibility", "(2) Amount of the Payment", "(3) Timing"} <= set(titles), titles

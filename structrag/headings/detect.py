@@ -264,7 +264,8 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
         s, why = score_block(b, text, body, side_by_side=b.index in side, repeats=repeats)
         if s >= min_score:
             scored.append((b, s, why))
-        elif s >= min_score - _SEQ_MARGIN and b.index not in side and repeats <= 8:
+        elif s >= min_score - _SEQ_MARGIN and b.index not in side and repeats <= 8 \
+                and not _runs_on(blocks, b, text):
             key = _sequence_key(b, text, body)
             if key is not None:
                 numbered.append((b, s, why, key[0], key[1]))
@@ -399,6 +400,18 @@ def _continue_sequences(
     extra = [(b, s, why + (f"{accepted[b.index]} +{_SEQ_MARGIN:.1f}",))
              for b, s, why, _, _ in numbered if b.index in accepted]
     return sorted(scored + extra, key=lambda x: x[0].index)
+
+
+def _runs_on(blocks: Sequence[Block], b: Block, text: str) -> bool:
+    """Whether a plain numbered line is the first line of a paragraph: its sentence goes on, in
+    lower case, in the next block ("(b) In any action or consideration of a Claim in court or" /
+    "of the Plan's claims procedure ...", the clauses of a plan document set with a hanging indent).
+    A bold run-in heading ("(a) Time and Form of Payment. The ...") is left to the score."""
+    if b.bold or b.index + 1 >= len(blocks) or text.rstrip().endswith((".", ":", ";", "?", "!", "：", "。")):
+        return False
+    nxt = blocks[b.index + 1]
+    first = nxt.text.lstrip("\"'“‘")[:2]
+    return nxt.page == b.page and len(first) == 2 and first.isalpha() and first.isascii() and first.islower()
 
 
 def _text_between(blocks: Sequence[Block], i: int, j: int) -> bool:
