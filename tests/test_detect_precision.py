@@ -211,3 +211,29 @@ def test_plan_clauses_with_a_hanging_indent_are_not_headings(tmp_path):
     titles = _titles(b.save(tmp_path / "plan.pdf"))
     assert not [t for t in titles if t.startswith(("(a)", "(b)", "(c)", "(d)"))], titles
     assert {"(1) Eligibility", "(2) Amount of the Payment", "(3) Timing"} <= set(titles), titles
+
+
+def test_row_group_labels_on_their_rows_are_no_headings_but_a_larger_title_stays(tmp_path):
+    # a label set right on top of its rows, in their type, names the rows (a pension table's row groups);
+    # a statement title set larger than its table is the statement's heading even when the rows touch it
+    b = PDFBuilder()
+    b.heading("Pension Benefits", size=12)
+    for _ in range(4):
+        b.para()
+    b.para("The following table presents the change in the benefit obligation and in the plan assets.")
+    # a loose gap above each label (not the rows' spacing): the rule for labels stacked between rows
+    # does not apply, only the rows touching the label below it say what it is
+    for group, rows in (("Change in benefit obligation", ("Benefit obligation at beginning of year", "Service cost")),
+                        ("Change in plan assets", ("Fair value of plan assets at beginning of year", "Employer"
+                                                   " contributions"))):
+        b.text(group, bold=True, gap_before=12, gap_after=0.5)
+        b.row([(0, rows[0]), (300, "$ 4,075"), (380, "$ 4,203")])
+        b.row([(0, rows[1]), (300, "61"), (380, "72")])
+    b.para(gap_before=10)
+    b.text("Income statement of the Group", size=14, bold=True, gap_before=14, gap_after=1)
+    b.row([(0, "Sales"), (300, "$ 1,904"), (380, "$ 1,066")])
+    b.row([(0, "Cost of sales"), (300, "(1,401)"), (380, "(823)")])
+    b.para(gap_before=10)
+    titles = _titles(b.save(tmp_path / "pension.pdf"))
+    assert "Pension Benefits" in titles and "Income statement of the Group" in titles, titles
+    assert "Change in benefit obligation" not in titles and "Change in plan assets" not in titles, titles

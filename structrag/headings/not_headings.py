@@ -169,6 +169,12 @@ def _tight(a: Block, b: Block) -> bool:
     return b.bbox[1] - a.bbox[3] <= 1.0 * lh
 
 
+def _touching(a: Block, b: Block) -> bool:
+    """``b`` starts right under ``a``, within a third of a line of ``b``'s type: rows' spacing, no paragraph space."""
+    lh = (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+    return -0.2 * lh <= b.bbox[1] - a.bbox[3] <= 0.3 * lh and b.bbox[0] < a.bbox[2]
+
+
 def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str]:
     """Why each of the ``candidates`` (block indices) among one page's ``blocks`` (reading order) is no heading."""
     out: dict[int, str] = {}
@@ -186,6 +192,14 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str
             if (b.bbox[2] - b.bbox[0]) > 1.0 * b.size * len(" ".join(words)):
                 out[b.index] = "words spread across the line"
                 continue
+    # a label set on top of table rows, with no space between and in the rows' own type: it names the rows
+    # under it (a row group, "Change in benefit obligation"), it does not open a section; a title set
+    # larger than its table ("Income statement SMA Group" over the statement) is the statement's heading
+    for k in range(n - 1):
+        b, nxt = blocks[k], blocks[k + 1]
+        if b.index in candidates and not table[k] and table[k + 1] and not _numbered(b) and _touching(b, nxt) \
+                and b.size <= 1.1 * nxt.size:
+            out.setdefault(b.index, "labels the table rows right under it")
     # labels stacked between table rows: a row group or a column header inside the table
     k = 0
     while k < n:
