@@ -1,0 +1,183 @@
+"""Levels from the document's own logic: what its numbering and its titles say about nesting.
+
+Layout and learned predictors see one heading against its neighbours; some placements follow
+from evidence spread over the whole document instead, and these are fixed here before any
+prediction (the driver treats them like levels the printed contents gives):
+
+* **A run introduced by a heading that names it.** A numbered run of labelled headings
+  ("Note 1", "Note 2", ...) preceded by an unnumbered heading that names the run in the plural
+  ("Notes to Consolidated Financial Statements") nests under it: each member goes one level
+  below the introducer.  Where the printed contents already fixed the members' level, the
+  contents wins and the unlisted introducer joins the run's level instead (it is then the
+  sibling the contents would have listed beside them).
+* **End matter returns to the top level.** After the last heading of the document's top numbered
+  scheme (``Part``, else ``Item``) — the body of a filing — signatures, exhibits, certifications,
+  a power of attorney and financial statement schedules ("Schedule II") are not part of the last
+  item: they go to the level of that scheme's headings.  A certification or power of attorney right
+  under an exhibit on the same page is that exhibit's title and is left to the predictor.
+
+* **The contents page's title is a leaf.** "Table of Contents" heads the list of sections, not the
+  sections: the heading after it goes no deeper than it (:attr:`DocumentLogic.leaves`).
+
+Nothing here names a publisher or a template: the rules read numbering runs and words that
+describe a document's parts.  :class:`DocumentLogic` decides statically which headings a rule
+covers (:meth:`DocumentLogic.covers`) and, during the walk, their level from the levels already
+given (:meth:`DocumentLogic.level`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..model import Document, Heading
+from ..numbering import continues, parse_numbering
+from ..text import is_contents_title
+
+__all__ = ["DocumentLogic", "END_MATTER_RE"]
+
+#: whole titles that are end matter of a filing (a trailing colon or full stop allowed)
+END_MATTER_RE = re.compile(
+    r"^(?:signatures?|signature page|exhibits?\s+\d{1,3}(?:\.\d{1,3})*\s*(?:\(?[a-z]\))?|exhibit index|"
+    r"index to exhibits|certifications?|powers? of attorney|schedule\s+(?:[ivx]{1,4}|\d{1,2}))\s*[.:]?$",
+    re.I,
+)
+#: end matter that, right under an exhibit on the same page, is that exhibit's title
+_EXHIBIT_TITLE_RE = re.compile(r"^(?:certifications?|powers? of attorney)\s*[.:]?$", re.I)
+_EXHIBIT_RE = re.compile(r"^exhibits?\s+\d", re.I)
+
+#: schemes whose headings make the body of a filing, highest first
+_BODY_SCHEMES = ("part", "item")
+
+#: labelled run schemes and the plural word an introducer uses for them
+_RUN_WORDS = {"note": "notes"}
+
+#: how many headings and pages an introducer may precede a run's first member by
+_INTRO_MAX_HEADINGS = 3
+_INTRO_MAX_PAGES = 2
+#: how many numbers a run may skip from one member to the next (members the detector missed)
+_MAX_GAP = 3
+
+
+def _number(h: Heading):
+    # headings given from elsewhere (a reference, a user's list) may come without their number parsed
+    return h.numbering if h.numbering is not None else parse_numbering(h.text)[0]
+
+
+class DocumentLogic:
+    """Which headings the document's logic places, and where, for one document's headings."""
+
+    def __init__(self, headings: Sequence[Heading], document: Document | None = None) -> None:
+        self.headings = tuple(headings)
+        n = len(self.headings)
+        self._nums = [_number(h) for h in self.headings]
+        #: member index -> introducer index (a numbered run named by a heading before it)
+        self.member_of: dict[int, int] = {}
+        #: introducer index -> its members' indices
+        self.members: dict[int, list[int]] = {}
+        #: end-matter indices -> index of a body heading whose level they take
+        self.end_matter: dict[int, int] = {}
+        #: indices of headings nothing nests under (the contents page's title)
+        self.leaves: frozenset[int] = frozenset(
+            i for i, h in enumerate(self.headings)
+            if is_contents_title(h.text) and (document is None or h.page in document.toc_pages))
+        self._find_runs()
+        self._find_end_matter(n)
+
+    # -- rules --------------------------------------------------------------------------------
+
+    def _find_runs(self) -> None:
+        hs, nums = self.headings, self._nums
+        for i, num in enumerate(nums):
+            word = _RUN_WORDS.get(num.scheme) if num is not None else None
+            if word is None or num is None or num.values[0] != 1:
+                continue
+            if i in self.member_of:
+                continue
+            intro = self._introducer(i, word)
+            if intro is None:
+                continue
+            # the run: members that continue each other's numbers; other headings may sit between
+            # (a note's own sub-headings), a heading of another body scheme ends it
+            run, last = [i], num
+            for k in range(i + 1, len(hs)):
+                nk = nums[k]
+                if nk is None:
+                    continue
+                if nk.scheme in _BODY_SCHEMES:
+                    break
+                if nk.scheme == num.scheme:
+                    # a member the detector missed leaves a gap: a small step forward still continues
+                    if continues(last, nk) or 0 < nk.values[0] - last.values[0] <= _MAX_GAP:
+                        run.append(k)
+                        last = nk
+                    elif nk.values[0] == 1:
+                        break  # a new run starts: it needs its own introducer
+            if len(run) < 2:
+                continue
+            self.members[intro] = run
+            for k in run:
+                self.member_of[k] = intro
+
+    def _introducer(self, first: int, word: str) -> int | None:
+        """The unnumbered heading just before ``first`` that names its run (``word`` in its text)."""
+        hs = self.headings
+        rx = re.compile(r"\b" + word + r"\b", re.I)
+        for k in range(first - 1, max(-1, first - 1 - _INTRO_MAX_HEADINGS), -1):
+            h = hs[k]
+            if hs[first].page - h.page > _INTRO_MAX_PAGES:
+                return None
+            if self._nums[k] is None and rx.search(h.text) and len(h.text) <= 120:
+                return k
+        return None
+
+    def _find_end_matter(self, n: int) -> None:
+        hs = self.headings
+        for scheme in _BODY_SCHEMES:
+            body = [i for i, x in enumerate(self._nums) if x is not None and x.scheme == scheme]
+            if len(body) >= 2:
+                break
+        else:
+            return
+        last = body[-1]
+        for i in range(last + 1, n):
+            t = hs[i].text.strip()
+            if not END_MATTER_RE.match(t):
+                continue
+            if _EXHIBIT_TITLE_RE.match(t) and i > 0 and hs[i - 1].page == hs[i].page \
+                    and _EXHIBIT_RE.match(hs[i - 1].text.strip()):
+                continue  # the title of the exhibit above it
+            self.end_matter[i] = body[0]
+
+    # -- queries during the walk ------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Whether any rule applies to this document at all."""
+        return bool(self.member_of or self.end_matter or self.leaves)
+
+    def covers(self, i: int) -> bool:
+        """Whether a rule may place heading ``i`` (known before any level is)."""
+        return i in self.member_of or i in self.members or i in self.end_matter
+
+    def level(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> tuple[int, str] | None:
+        """The level heading ``i`` takes, given the ``levels`` of the headings before it; None: no rule applies.
+
+        ``fixed`` holds the levels the printed contents gave (None elsewhere): they win over the
+        run rule.  Returns ``(level, reason)``.
+        """
+        if i in self.end_matter:
+            ref = self.end_matter[i]
+            if ref < len(levels):
+                return levels[ref], "end matter"
+            return None
+        if i in self.members and fixed[i] is None:
+            listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
+            if listed:
+                return int(min(listed)), "introduces a listed run"
+            return None
+        if i in self.member_of and fixed[i] is None:
+            intro = self.member_of[i]
+            if intro < len(levels):
+                return levels[intro] + 1, "run under its introducer"
+        return None
