@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
 from ..errors import BackendError, ConfigError, StructragError
+from ..headings.contents import SECONDARY
 from ..model import Document, Heading
 from .base import LevelPrediction, LevelPredictor, PredictionContext, check_levels, project_levels
 from .memory import MemoryStrategy, TreeState, make_memory
@@ -257,6 +258,11 @@ def assign_levels(
         logic = DocumentLogic(headings, document)
         if not logic.active:
             logic = None
+    # a secondary contents run's levels hold within the run: its first entry is predicted, the rest follow it
+    in_run: list[int | None] = [
+        int(h.level) if f is None and h.level is not None and h.level_source == SECONDARY else None
+        for h, f in zip(headings, fixed)
+    ]
     pred = _resolve(predictor, predictor_options)
     fb = _resolve(fallback, {}) if fallback is not None else None
     strategy = make_memory(memory, seed=seed)
@@ -279,6 +285,7 @@ def assign_levels(
         "fixed_projected": 0,
         "raised_below_fixed": 0,
         "logic": 0,
+        "secondary_placed": 0,
         "usage": {},
         "sources": {},
     }
@@ -345,6 +352,12 @@ def assign_levels(
     for i in range(len(out_levels)):
         if fixed[i] is not None:
             _relative_fixed(listed, int(fixed[i]), out_levels[i])  # type: ignore[arg-type]
+    run: list[tuple[int, int]] = []  # the same for the secondary run being placed
+    for i in range(len(out_levels)):
+        if fixed[i] is not None or out_sources[i] == "logic":
+            run.clear()
+        elif in_run[i] is not None:
+            _relative_fixed(run, int(in_run[i]), out_levels[i])  # type: ignore[arg-type]
     if ckpt is not None:
         ckpt.open()
     try:
@@ -356,6 +369,9 @@ def assign_levels(
             while i < b:
                 # the document's logic places a heading from the levels given before it, so it is asked here
                 placed = logic.level(i, out_levels + levels, fixed) if logic is not None and logic.covers(i) else None
+                c = in_run[i]
+                if placed is None and c is not None and run and run[0][0] <= c:
+                    placed = (_relative_fixed(run, c), SECONDARY)
                 if fixed[i] is not None or placed is not None:
                     want = placed[0] if placed is not None else _relative_fixed(listed, int(fixed[i]))  # type: ignore[arg-type]
                     lv = min(max(want, 1), state.previous_level + 1)
@@ -363,6 +379,10 @@ def assign_levels(
                         lv = min(lv, state.previous_level)  # nothing nests under the contents page's title
                     if lv != want:
                         stats["fixed_projected"] += 1
+                    if c is not None and placed is not None and placed[1] == SECONDARY:
+                        _relative_fixed(run, c, lv)
+                    else:
+                        run.clear()  # the main contents or the document's logic speaks: a secondary run ends
                     if placed is None:
                         _relative_fixed(listed, int(fixed[i]), lv)  # type: ignore[arg-type]
                     state.push(lv)
@@ -370,7 +390,11 @@ def assign_levels(
                     if looks:
                         fixed_look.setdefault(looks[i], lv)
                     levels.append(lv)
-                    if placed is not None:
+                    if placed is not None and placed[1] == SECONDARY:
+                        stats["secondary_placed"] += 1
+                        sources.append(SECONDARY)
+                        confs.append(1.0)
+                    elif placed is not None:
                         stats["logic"] += 1
                         sources.append("logic")
                         confs.append(1.0)
@@ -380,7 +404,7 @@ def assign_levels(
                     i += 1
                     continue
                 j = i + 1
-                while j < b and fixed[j] is None and not (
+                while j < b and fixed[j] is None and in_run[j] is None and not (
                         logic is not None and (logic.covers(j) or j - 1 in logic.leaves)):
                     j += 1
                 # the targets between fixed headings: predicted with the memory that holds the fixed ones
@@ -401,8 +425,13 @@ def assign_levels(
                     # nothing nests under the contents page's title: the step moves up beside it
                     lvs = list(project_levels([min(lvs[0], state.previous_level)] + list(lvs[1:]),
                                               state.previous_level))
-                for lv in lvs:
+                for k, lv in enumerate(lvs):
                     state.push(lv)
+                    if in_run[i + k] is not None:
+                        # a secondary run's entry predicted (its first, or one shallower than the run so far)
+                        if not run or run[0][0] > in_run[i + k]:  # type: ignore[operator]
+                            run.clear()
+                        _relative_fixed(run, int(in_run[i + k]), lv)  # type: ignore[arg-type]
                 levels.extend(lvs)
                 sources.extend(srcs)
                 confs.extend(cfs)
