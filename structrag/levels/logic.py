@@ -7,9 +7,10 @@ prediction (the driver treats them like levels the printed contents gives):
 * **A run introduced by a heading that names it.** A numbered run of labelled headings
   ("Note 1", "Note 2", ...) preceded by an unnumbered heading that names the run in the plural
   ("Notes to Consolidated Financial Statements") nests under it: each member goes one level
-  below the introducer.  Where the printed contents already fixed the members' level, the
-  contents wins and the unlisted introducer joins the run's level instead (it is then the
-  sibling the contents would have listed beside them).
+  below the introducer.  Where the printed contents lists the members but not the introducer,
+  the introducer takes the place the contents gives the run (beside the listed heading before it
+  at that level) and the members still go under it: the contents left out a heading, it did not
+  say the notes are not part of it.
 * **End matter returns to the top level.** After the last heading of the document's top numbered
   scheme (``Part``, else ``Item``) — the body of a filing — signatures, exhibits, certifications,
   a power of attorney and financial statement schedules ("Schedule II") are not part of the last
@@ -174,9 +175,15 @@ class DocumentLogic:
         if i in self.members and fixed[i] is None:
             listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
             if listed:
-                return int(min(listed)), "introduces a listed run"
+                # the contents listed the run but not its introducer: the introducer takes the place the
+                # contents gave the run, beside the listed heading before it at that contents level
+                c = int(min(listed))  # type: ignore[type-var]
+                for k in range(i - 1, -1, -1):
+                    if fixed[k] is not None and fixed[k] <= c and k < len(levels):
+                        return (levels[k] if fixed[k] == c else levels[k] + 1), "introduces a listed run"
+                return c, "introduces a listed run"
             return None
-        if i in self.member_of and fixed[i] is None:
+        if i in self.member_of:
             intro = self.member_of[i]
             if intro < len(levels):
                 return levels[intro] + 1, "run under its introducer"
