@@ -76,8 +76,8 @@ class DocumentLogic:
         self.member_of: dict[int, int] = {}
         #: introducer index -> its members' indices
         self.members: dict[int, list[int]] = {}
-        #: end-matter indices -> index of a body heading whose level they take
-        self.end_matter: dict[int, int] = {}
+        #: end-matter indices -> indices of the body headings (the top scheme's) whose shallowest level they take
+        self.end_matter: dict[int, tuple[int, ...]] = {}
         #: indices of headings nothing nests under (the contents page's title)
         self.leaves: frozenset[int] = frozenset(
             i for i, h in enumerate(self.headings)
@@ -134,13 +134,13 @@ class DocumentLogic:
 
     def _find_end_matter(self, n: int) -> None:
         hs = self.headings
-        for scheme in _BODY_SCHEMES:
-            body = [i for i, x in enumerate(self._nums) if x is not None and x.scheme == scheme]
-            if len(body) >= 2:
-                break
-        else:
+        of = {sc: [i for i, x in enumerate(self._nums) if x is not None and x.scheme == sc] for sc in _BODY_SCHEMES}
+        parts, items = of["part"], of["item"]
+        # parts over items; one part is enough beside items (the other parts' titles may be lost)
+        body = parts if parts and (items or len(parts) >= 2) else items if len(items) >= 2 else []
+        if not body:
             return
-        last = body[-1]
+        last = max(parts + items)
         for i in range(last + 1, n):
             t = hs[i].text.strip()
             if not END_MATTER_RE.match(t):
@@ -148,7 +148,7 @@ class DocumentLogic:
             if _EXHIBIT_TITLE_RE.match(t) and i > 0 and hs[i - 1].page == hs[i].page \
                     and _EXHIBIT_RE.match(hs[i - 1].text.strip()):
                 continue  # the title of the exhibit above it
-            self.end_matter[i] = body[0]
+            self.end_matter[i] = tuple(body)
 
     # -- queries during the walk ------------------------------------------------------------------
 
@@ -168,10 +168,8 @@ class DocumentLogic:
         run rule.  Returns ``(level, reason)``.
         """
         if i in self.end_matter:
-            ref = self.end_matter[i]
-            if ref < len(levels):
-                return levels[ref], "end matter"
-            return None
+            # the shallowest: one body heading misplaced (a "Part I" cut off its title) must not pull it down
+            return min(levels[k] for k in self.end_matter[i]), "end matter"
         if i in self.members and fixed[i] is None:
             listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
             if listed:
