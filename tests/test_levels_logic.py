@@ -120,6 +120,9 @@ def test_runs_and_end_matter_read_from_the_headings_alone():
     # "Item 15. Exhibits" names exhibits but is numbered itself: not an introducer
     hs2 = [H("Item 15. Exhibits and Schedules"), H("Note 1. Basis"), H("Note 2. Other")]
     assert DocumentLogic(hs2).members == {}
+    # any labelled run named in the plural: appendices, schedules
+    hs3 = [H("Appendices"), H("Appendix A Tables"), H("Appendix B Figures"), H("Appendix C Data")]
+    assert DocumentLogic(hs3).members == {0: [1, 2, 3]}
 
 
 def test_no_end_matter_outside_a_filing():

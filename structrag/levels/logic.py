@@ -5,7 +5,7 @@ from evidence spread over the whole document instead, and these are fixed here b
 prediction (the driver treats them like levels the printed contents gives):
 
 * **A run introduced by a heading that names it.** A numbered run of labelled headings
-  ("Note 1", "Note 2", ...) preceded by an unnumbered heading that names the run in the plural
+  ("Note 1", "Note 2", ...; "Schedule 1", "Appendix A", "Annex 1") preceded by an unnumbered heading that names the run in the plural
   ("Notes to Consolidated Financial Statements") nests under it: each member goes one level
   below the introducer.  Where the printed contents lists the members but not the introducer,
   the introducer takes the place the contents gives the run (beside the listed heading before it
@@ -50,8 +50,10 @@ _EXHIBIT_RE = re.compile(r"^exhibits?\s+\d", re.I)
 #: schemes whose headings make the body of a filing, highest first
 _BODY_SCHEMES = ("part", "item")
 
-#: labelled run schemes and the plural word an introducer uses for them
-_RUN_WORDS = {"note": "notes"}
+#: a run's label word and the plural an introducer names it by ("Notes to ...", "Appendices")
+_PLURALS = {"note": "notes", "schedule": "schedules", "appendix": "appendices|appendixes", "annex": "annexes"}
+#: the schemes whose runs can be introduced
+_RUN_SCHEMES = {"note", "schedule", "appendix"}
 
 #: how many headings and pages an introducer may precede a run's first member by
 _INTRO_MAX_HEADINGS = 3
@@ -90,9 +92,11 @@ class DocumentLogic:
     def _find_runs(self) -> None:
         hs, nums = self.headings, self._nums
         for i, num in enumerate(nums):
-            word = _RUN_WORDS.get(num.scheme) if num is not None else None
-            if word is None or num is None or num.values[0] != 1:
+            if num is None or num.scheme not in _RUN_SCHEMES or num.values[0] != 1:
                 continue
+            word = _PLURALS.get(num.label.split()[0].lower())
+            if word is None:
+                continue  # "Exhibit 1": filings number exhibits by form item, not as a run
             if i in self.member_of:
                 continue
             intro = self._introducer(i, word)
@@ -123,7 +127,7 @@ class DocumentLogic:
     def _introducer(self, first: int, word: str) -> int | None:
         """The unnumbered heading just before ``first`` that names its run (``word`` in its text)."""
         hs = self.headings
-        rx = re.compile(r"\b" + word + r"\b", re.I)
+        rx = re.compile(r"\b(?:" + word + r")\b", re.I)
         for k in range(first - 1, max(-1, first - 1 - _INTRO_MAX_HEADINGS), -1):
             h = hs[k]
             if hs[first].page - h.page > _INTRO_MAX_PAGES:
