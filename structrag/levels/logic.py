@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..model import Document, Heading
-from ..numbering import continues, parse_numbering
+from ..model import Document, Heading, Numbering
+from ..numbering import parse_numbering
 from ..text import is_contents_title
 
 __all__ = ["DocumentLogic", "END_MATTER_RE"]
@@ -60,6 +60,14 @@ _INTRO_MAX_HEADINGS = 3
 _INTRO_MAX_PAGES = 2
 #: how many numbers a run may skip from one member to the next (members the detector missed)
 _MAX_GAP = 3
+
+
+def _value(num: Numbering) -> int:
+    """A run member's number; a single letter counts as a letter ("Appendix C" is 3, not Roman 100)."""
+    tok = num.label.split()[-1].rstrip(".:)") if num.label.split() else ""
+    if len(tok) == 1 and tok.isascii() and tok.isalpha():
+        return ord(tok.lower()) - 96
+    return num.values[0]
 
 
 def _number(h: Heading):
@@ -92,7 +100,7 @@ class DocumentLogic:
     def _find_runs(self) -> None:
         hs, nums = self.headings, self._nums
         for i, num in enumerate(nums):
-            if num is None or num.scheme not in _RUN_SCHEMES or num.values[0] != 1:
+            if num is None or num.scheme not in _RUN_SCHEMES or _value(num) != 1:
                 continue
             word = _PLURALS.get(num.label.split()[0].lower())
             if word is None:
@@ -104,7 +112,7 @@ class DocumentLogic:
                 continue
             # the run: members that continue each other's numbers; other headings may sit between
             # (a note's own sub-headings), a heading of another body scheme ends it
-            run, last = [i], num
+            run, last = [i], _value(num)
             for k in range(i + 1, len(hs)):
                 nk = nums[k]
                 if nk is None:
@@ -112,11 +120,12 @@ class DocumentLogic:
                 if nk.scheme in _BODY_SCHEMES:
                     break
                 if nk.scheme == num.scheme:
+                    v = _value(nk)
                     # a member the detector missed leaves a gap: a small step forward still continues
-                    if continues(last, nk) or 0 < nk.values[0] - last.values[0] <= _MAX_GAP:
+                    if 0 < v - last <= _MAX_GAP:
                         run.append(k)
-                        last = nk
-                    elif nk.values[0] == 1:
+                        last = v
+                    elif v == 1:
                         break  # a new run starts: it needs its own introducer
             if len(run) < 2:
                 continue
