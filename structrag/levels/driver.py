@@ -229,7 +229,11 @@ def assign_levels(
     ``document_logic``, the placements of :mod:`.logic` (a numbered run under the
     heading that names it, end matter back at the top level) are fixed the same
     way as they come up (``level_source="logic"``); end matter overrides even a
-    contents level.  Other headings' current levels are ignored.
+    contents level.  Fixed contents levels are read relative to the listed
+    headings present (entries whose listed parent was not located stay siblings),
+    and the entries of a secondary contents run (``level_source=
+    "contents-secondary"``, level within the run) follow the run's first entry,
+    which is predicted.  Other headings' current levels are ignored.
     ``predictor`` is a registered name (``learned``, ``rules``, ``font-size``,
     ``size-rank``, ``numbering``, ``vlm``, ...) built with ``predictor_options``,
     or a :class:`~.base.LevelPredictor`.  ``memory`` is a strategy name
