@@ -336,11 +336,12 @@ def assign_levels(
     # level of the last fixed heading so far (0: none yet); a resumed run recovers it from the done part
     last_fixed = next((out_levels[i] for i in range(len(out_levels) - 1, -1, -1)
                        if fixed[i] is not None or out_sources[i] == "logic"), 0)
+    floor_ends_at_body = False  # whether the last floor came from the document's logic
     # the look of each fixed level: a predicted heading that looks like the fixed headings of the level it
     # was given is an unlisted sibling of theirs (an entry the contents lost), not a sub-section
     looks: list[tuple] = []
     fixed_look: dict[tuple, int] = {}
-    if floor_after_fixed and (any(f is not None for f in fixed) or logic is not None):
+    if floor_after_fixed and (any(f is not None for f in list(fixed) + list(in_run)) or logic is not None):
         from .style import describe, style_key
 
         # the look includes the numbering scheme: "（一）" set like "一、" is still one level down
@@ -391,6 +392,9 @@ def assign_levels(
                         _relative_fixed(listed, int(fixed[i]), lv)  # type: ignore[arg-type]
                     state.push(lv)
                     last_fixed = lv
+                    # a logic placement floors what follows only inside its run: a part or item after
+                    # the last note is the body going on, not a note's sub-section
+                    floor_ends_at_body = placed is not None and placed[1] != SECONDARY
                     if looks:
                         fixed_look.setdefault(looks[i], lv)
                     levels.append(lv)
@@ -417,7 +421,11 @@ def assign_levels(
                 if floor_after_fixed and last_fixed:
                     raised, prev = [], state.previous_level
                     for k, lv in enumerate(lvs):
-                        if fixed_look.get(looks[i + k]) == lv:
+                        if floor_ends_at_body and looks[i + k][1] in ("part", "item"):
+                            last_fixed = 0  # the run is over
+                        if not last_fixed:
+                            pass
+                        elif fixed_look.get(looks[i + k]) == lv:
                             last_fixed = lv  # an unlisted sibling of listed sections: it anchors what follows
                         else:
                             lv = max(lv, min(last_fixed + 1, prev + 1))
