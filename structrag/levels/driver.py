@@ -395,6 +395,8 @@ def assign_levels(
                     # a logic placement floors what follows only inside its run: a part or item after
                     # the last note is the body going on, not a note's sub-section
                     floor_ends_at_body = placed is not None and placed[1] != SECONDARY
+                    if floor_ends_at_body and placed[1] == "end matter":  # type: ignore[index]
+                        last_fixed = 0  # the body is over: nothing listed before floors what follows
                     if looks:
                         fixed_look.setdefault(looks[i], lv)
                     levels.append(lv)
