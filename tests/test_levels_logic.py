@@ -117,12 +117,25 @@ def test_runs_and_end_matter_read_from_the_headings_alone():
     lg = DocumentLogic(hs)
     assert lg.members == {2: [3, 4, 5]}
     assert set(lg.end_matter) == {7, 8, 10, 11}  # the certification titles its exhibit
+    # a financial statement schedule is end matter; an exhibit's "Schedule 1" belongs to the exhibit
+    hs4 = [H("Part II"), H("Item 8. Statements"), H("Item 9. Controls", 1), H("Signatures", 2),
+           H("Schedule II", 3), H("Exhibit 10.1", 4), H("Schedule 1", 5)]
+    assert set(DocumentLogic(hs4).end_matter) == {3, 4, 5}
     # "Item 15. Exhibits" names exhibits but is numbered itself: not an introducer
     hs2 = [H("Item 15. Exhibits and Schedules"), H("Note 1. Basis"), H("Note 2. Other")]
     assert DocumentLogic(hs2).members == {}
     # any labelled run named in the plural: appendices, schedules
     hs3 = [H("Appendices"), H("Appendix A Tables"), H("Appendix B Figures"), H("Appendix C Data")]
     assert DocumentLogic(hs3).members == {0: [1, 2, 3]}
+
+
+def test_an_exhibit_heads_its_document_the_signatures_head_nothing():
+    # style-less headings: the rules predictor keeps each at the previous level, so only the floor moves them
+    hs = [H("Part II", 0, 1, "contents"), H("Item 9. Controls", 0, 2, "contents"), H("Signatures", 1),
+          H("The Registrant", 1), H("Exhibit 10.1", 2), H("Amendment Letter", 2), H("Introduction", 2)]
+    lv = [h.level for h in assign_levels(None, hs, predictor="rules").headings]
+    assert lv[2] == 1 and lv[3] == 1  # after the signatures the body is over: nothing is floored
+    assert lv[4] == 1 and lv[5] == 2 and lv[6] == 2  # the agreement filed as the exhibit sits under it
 
 
 def test_no_end_matter_outside_a_filing():

@@ -397,7 +397,9 @@ def assign_levels(
                     floor_ends_at_body = placed is not None and placed[1] != SECONDARY
                     if floor_ends_at_body and placed[1] == "end matter":  # type: ignore[index]
                         last_fixed = 0  # the body is over: nothing listed before floors what follows
-                    if looks:
+                    # (an exhibit floors what follows: the document filed under it, its own contents included)
+                    if looks and (placed is None or placed[1] != "end matter"):
+                        # signatures head nothing: their look says nothing about the headings around them
                         fixed_look.setdefault(looks[i], lv)
                     levels.append(lv)
                     if placed is not None and placed[1] == SECONDARY:

@@ -4,19 +4,20 @@ Layout and learned predictors see one heading against its neighbours; some place
 from evidence spread over the whole document instead, and these are fixed here before any
 prediction (the driver treats them like levels the printed contents gives):
 
-* **A run introduced by a heading that names it.** A numbered run of labelled headings
-  ("Note 1", "Note 2", ...; "Schedule 1", "Appendix A", "Annex 1") preceded by an unnumbered heading that names the run in the plural
-  ("Notes to Consolidated Financial Statements") nests under it: each member goes one level
-  below the introducer.  Where the printed contents lists the members but not the introducer,
-  the introducer takes the place the contents gives the run (beside the listed heading before it
-  at that level) and the members still go under it: the contents left out a heading, it did not
-  say the notes are not part of it.
+* **A run introduced by a heading that names it.** A numbered run of labelled headings ("Note 1",
+  "Note 2", ...; "Schedule 1", "Appendix A", "Annex 1") preceded by an unnumbered heading that names
+  the run in the plural ("Notes to Consolidated Financial Statements") nests under it: each member
+  goes one level below the introducer.  Where the printed contents lists the members but not the
+  introducer, the introducer takes the place the contents gives the run (beside the listed heading
+  before it at that level) and the members still go under it: the contents left out a heading, it
+  did not say the notes are not part of it.
 * **End matter returns to the top level.** After the last heading of the document's top numbered
   scheme (``Part``, else ``Item``) — the body of a filing — signatures, exhibits, certifications,
-  a power of attorney and financial statement schedules ("Schedule II") are not part of the last
-  item: they go to the level of that scheme's headings.  A certification or power of attorney right
-  under an exhibit on the same page is that exhibit's title and is left to the predictor.
-
+  a power of attorney and financial statement schedules ("Schedule II"; Roman only: "Schedule 1" of
+  an exhibit's agreement belongs to that agreement) are not part of the last item: they go to the
+  level of that scheme's headings.  A certification or power of attorney right under an exhibit on
+  the same page is that exhibit's title and is left to the predictor.  An exhibit heads the
+  document filed under it; the other end matter heads nothing (the driver's floor).
 * **The contents page's title is a leaf.** "Table of Contents" heads the list of sections, not the
   sections: the heading after it goes no deeper than it (:attr:`DocumentLogic.leaves`).
 
@@ -40,7 +41,7 @@ __all__ = ["DocumentLogic", "END_MATTER_RE"]
 #: whole titles that are end matter of a filing (a trailing colon or full stop allowed)
 END_MATTER_RE = re.compile(
     r"^(?:signatures?|signature page|exhibits?\s+\d{1,3}(?:\.\d{1,3})*\s*(?:\(?[a-z]\))?|exhibit index|"
-    r"index to exhibits|certifications?|powers? of attorney|schedule\s+(?:[ivx]{1,4}|\d{1,2}))\s*[.:]?$",
+    r"index to exhibits|certifications?|powers? of attorney|schedule\s+[ivx]{1,4})\s*[.:]?$",
     re.I,
 )
 #: end matter that, right under an exhibit on the same page, is that exhibit's title
@@ -182,7 +183,9 @@ class DocumentLogic:
         """
         if i in self.end_matter:
             # the shallowest: one body heading misplaced (a "Part I" cut off its title) must not pull it down
-            return min(levels[k] for k in self.end_matter[i]), "end matter"
+            top = min(levels[k] for k in self.end_matter[i])
+            # an exhibit heads the document filed under it; signatures and the like head nothing
+            return top, ("exhibit" if _EXHIBIT_RE.match(self.headings[i].text.strip()) else "end matter")
         if i in self.members and fixed[i] is None:
             listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
             if listed:
