@@ -227,9 +227,11 @@ def assign_levels(
     gets a level of at least k+1, unless it was predicted at the level of
     fixed headings that look the same (an unlisted sibling of theirs).  With
     ``document_logic``, the placements of :mod:`.logic` (a numbered run under the
-    heading that names it, end matter back at the top level) are fixed the same
-    way as they come up (``level_source="logic"``); end matter overrides even a
-    contents level.  Fixed contents levels are read relative to the listed
+    heading that names it, end matter back at the top level, nothing under the
+    contents page's title) are fixed as they come up (``level_source="logic"``);
+    they override even a contents level.  A run member floors the headings after
+    it until the next part or item; an exhibit floors the document filed under
+    it; signatures and the like floor nothing.  Fixed contents levels are read relative to the listed
     headings present (entries whose listed parent was not located stay siblings),
     and the entries of a secondary contents run (``level_source=
     "contents-secondary"``, level within the run) follow the run's first entry,
@@ -426,9 +428,9 @@ def assign_levels(
                     raised, prev = [], state.previous_level
                     for k, lv in enumerate(lvs):
                         if floor_ends_at_body and looks[i + k][1] in ("part", "item"):
-                            last_fixed = 0  # the run is over
+                            last_fixed = 0  # the run is over: the body goes on
                         if not last_fixed:
-                            pass
+                            pass  # no floor any more
                         elif fixed_look.get(looks[i + k]) == lv:
                             last_fixed = lv  # an unlisted sibling of listed sections: it anchors what follows
                         else:
