@@ -238,9 +238,11 @@ class Heading:
     ``source`` says where the heading came from (``layout``: detected from
     the page layout, ``contents``: an entry of the printed table of contents,
     ``outline``: the PDF's bookmarks, ``reference``); ``level_source`` says
-    where its level came from (``outline``, ``contents``, ``numbering``,
-    ``model``, ``vlm``, ``llm``, ``font-size``, ``projected``, ``fallback``,
-    ...).  JSON written before the ``layout`` name said ``detected``; it is
+    where its level came from (``outline``, ``contents``, ``contents-secondary``
+    (a secondary contents run: before the levels stage, ``level`` is the level
+    within the run only), ``logic`` (the document's own logic:
+    :mod:`structrag.levels.logic`), ``numbering``, ``model``, ``vlm``, ``llm``,
+    ``font-size``, ``projected``, ``fallback``, ...).  JSON written before the ``layout`` name said ``detected``; it is
     read as ``layout``.
     """
 

@@ -14,7 +14,7 @@ from typing import Any, Literal, NamedTuple
 
 from .errors import ConfigError
 from .extraction import extract
-from .headings.contents import ContentsResult, contents_entries, locate_contents
+from .headings.contents import SECONDARY, ContentsResult, contents_entries, locate_contents
 from .headings.detect import layout_headings, merge_headings
 from .levels.given import assign_contents_levels, outline_headings
 from .model import Document, Heading
@@ -59,8 +59,8 @@ def detect_headings(
     set); entries not found on their pages are kept at the top of their page
     with ``bbox=None``.  Otherwise, with ``contents="auto"`` and a usable
     printed table of contents, its located entries (``source="contents"``,
-    levels set from the contents layout, or left unset for a secondary
-    contents such as a financial statements index) are merged with the
+    levels set from the contents layout, or levels within their run only for a
+    secondary contents such as a financial statements index) are merged with the
     layout-detected headings that no contents entry holds (``source="layout"``,
     level unset).  Without either, the layout-detected headings (blocks scoring
     at least ``min_score``) are returned.  Every heading carries its reasons.
@@ -114,7 +114,7 @@ def parse_document(
     headings = detect_headings(document, outline=outline, contents=contents, min_score=min_score)
     stats["detect_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if headings and any(h.level is None for h in headings):
+    if headings and any(h.level is None or h.level_source == SECONDARY for h in headings):
         from .levels import assign_levels
 
         result = assign_levels(

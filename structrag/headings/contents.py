@@ -26,7 +26,10 @@ from .contents_entries import ContentsEntry, contents_runs, parse_contents
 from .outline import locate_outline
 from .page_labels import TitleIndex, footer_labels, map_pages
 
-__all__ = ["ContentsResult", "contents_entries", "locate_contents"]
+__all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY"]
+
+#: ``level_source`` of a secondary contents run's entries: ``level`` is their level within the run only
+SECONDARY = "contents-secondary"
 
 
 class ContentsResult(NamedTuple):
@@ -35,8 +38,9 @@ class ContentsResult(NamedTuple):
     ``headings`` are in reading order (``source="contents"``); those from the
     main run (the first run that locates enough of its entries) carry their contents
     level (``level_source="contents"``), those of other runs (a financial
-    statements index, an attached document's contents) leave the level to the
-    level predictor.  ``usable`` says whether the main run located enough
+    statements index, an attached document's contents) carry their level within
+    their run (``level_source="contents-secondary"``): the level predictor places
+    the run and keeps how its entries nest.  ``usable`` says whether the main run located enough
     entries to be trusted; ``stats`` counts entries found / labelled / mapped /
     located per run.
     """
@@ -128,8 +132,10 @@ def locate_contents(
                 continue  # an entry of an earlier run (or of this one) already holds the block
             taken |= span
             if k != main:
-                h = replace(h, level=None, level_source=None, confidence=None,
-                            reasons=h.reasons + ("level left to the predictor (secondary contents)",))
+                # the run's own levels only say how its entries nest among themselves: the level
+                # predictor places the run and reads these relative to its first entry
+                h = replace(h, level_source=SECONDARY, confidence=None,
+                            reasons=h.reasons + ("level relative to the run (secondary contents)",))
             out.append(h)
     out.sort(key=lambda h: h.block)
     all_entries = tuple(e for _, es, _ in per_run for e in es)

@@ -5,6 +5,7 @@
 >>> result = assign_levels(document, headings, predictor="font-size", memory="branches", granularity=2)
 
 Modules: :mod:`.given` (levels the document gives: its outline, its printed contents' layout),
+:mod:`.logic` (levels its own logic gives: note runs under their introducer, end matter at the top),
 :mod:`.driver` (the level-wise memory walk over the headings left), :mod:`.memory` (which
 processed headings a predictor sees), :mod:`.predictors` (predictors by name), the offline
 predictors (:mod:`.learned` with :mod:`.features`, :mod:`.style` and the numpy evaluator

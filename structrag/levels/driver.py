@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
 from ..errors import BackendError, ConfigError, StructragError
+from ..headings.contents import SECONDARY
 from ..model import Document, Heading
 from .base import LevelPrediction, LevelPredictor, PredictionContext, check_levels, project_levels
 from .memory import MemoryStrategy, TreeState, make_memory
@@ -213,6 +214,7 @@ def assign_levels(
     fallback: str | LevelPredictor | None = None,
     fixed_sources: Sequence[str] = ("contents",),
     floor_after_fixed: bool = True,
+    document_logic: bool = True,
     **predictor_options: Any,
 ) -> LevelResult:
     """Give every heading a level with the level-wise memory method.
@@ -223,8 +225,17 @@ def assign_levels(
     memory, so the others are predicted relative to it.  With
     ``floor_after_fixed``, a predicted heading after a fixed one of level k
     gets a level of at least k+1, unless it was predicted at the level of
-    fixed headings that look the same (an unlisted sibling of theirs).  Other
-    headings' current levels are ignored.
+    fixed headings that look the same (an unlisted sibling of theirs).  With
+    ``document_logic``, the placements of :mod:`.logic` (a numbered run under the
+    heading that names it, end matter back at the top level, nothing under the
+    contents page's title) are fixed as they come up (``level_source="logic"``);
+    they override even a contents level.  A run member floors the headings after
+    it until the next part or item; an exhibit floors the document filed under
+    it; signatures and the like floor nothing.  Fixed contents levels are read relative to the listed
+    headings present (entries whose listed parent was not located stay siblings),
+    and the entries of a secondary contents run (``level_source=
+    "contents-secondary"``, level within the run) follow the run's first entry,
+    which is predicted.  Other headings' current levels are ignored.
     ``predictor`` is a registered name (``learned``, ``rules``, ``font-size``,
     ``size-rank``, ``numbering``, ``vlm``, ...) built with ``predictor_options``,
     or a :class:`~.base.LevelPredictor`.  ``memory`` is a strategy name
@@ -245,6 +256,18 @@ def assign_levels(
     keep = frozenset(fixed_sources)
     fixed: list[int | None] = [
         int(h.level) if h.level is not None and h.level_source in keep else None for h in headings
+    ]
+    logic = None
+    if document_logic:
+        from .logic import DocumentLogic
+
+        logic = DocumentLogic(headings, document)
+        if not logic.active:
+            logic = None
+    # a secondary contents run's levels hold within the run: its first entry is predicted, the rest follow it
+    in_run: list[int | None] = [
+        int(h.level) if f is None and h.level is not None and h.level_source == SECONDARY else None
+        for h, f in zip(headings, fixed)
     ]
     pred = _resolve(predictor, predictor_options)
     fb = _resolve(fallback, {}) if fallback is not None else None
@@ -267,6 +290,8 @@ def assign_levels(
         "fixed": sum(1 for f in fixed if f is not None),
         "fixed_projected": 0,
         "raised_below_fixed": 0,
+        "logic": 0,
+        "secondary_placed": 0,
         "usage": {},
         "sources": {},
     }
@@ -311,20 +336,35 @@ def assign_levels(
     bar = _progress_bar(len(headings), progress, document.name if document is not None else "levels")
     bar.update(len(out_levels))
     # level of the last fixed heading so far (0: none yet); a resumed run recovers it from the done part
-    last_fixed = next((out_levels[i] for i in range(len(out_levels) - 1, -1, -1) if fixed[i] is not None), 0)
+    last_fixed = next((out_levels[i] for i in range(len(out_levels) - 1, -1, -1)
+                       if fixed[i] is not None or out_sources[i] == "logic"), 0)
+    floor_ends_at_body = False  # whether the last floor came from the document's logic
     # the look of each fixed level: a predicted heading that looks like the fixed headings of the level it
     # was given is an unlisted sibling of theirs (an entry the contents lost), not a sub-section
     looks: list[tuple] = []
     fixed_look: dict[tuple, int] = {}
-    if floor_after_fixed and any(f is not None for f in fixed):
+    if floor_after_fixed and (any(f is not None for f in list(fixed) + list(in_run)) or logic is not None):
         from .style import describe, style_key
 
         # the look includes the numbering scheme: "（一）" set like "一、" is still one level down
         looks = [(style_key(x), x.numbering.scheme if x.numbering is not None else None)
                  for x in describe(document, headings)]
         for i in range(len(out_levels)):
-            if fixed[i] is not None:
+            if fixed[i] is not None or out_sources[i] == "logic":
                 fixed_look.setdefault(looks[i], out_levels[i])
+    # (contents level, level given) of the fixed headings on the current branch of the contents: a fixed
+    # level is read relative to the listed headings present, so entries whose listed parent was not
+    # located stay siblings of each other instead of stepping down one level each
+    listed: list[tuple[int, int]] = []
+    for i in range(len(out_levels)):
+        if fixed[i] is not None:
+            _relative_fixed(listed, int(fixed[i]), out_levels[i])  # type: ignore[arg-type]
+    run: list[tuple[int, int]] = []  # the same for the secondary run being placed
+    for i in range(len(out_levels)):
+        if fixed[i] is not None or out_sources[i] == "logic":
+            run.clear()
+        elif in_run[i] is not None:
+            _relative_fixed(run, int(in_run[i]), out_levels[i])  # type: ignore[arg-type]
     if ckpt is not None:
         ckpt.open()
     try:
@@ -334,21 +374,52 @@ def assign_levels(
             usage: dict = {}
             i = a
             while i < b:
-                if fixed[i] is not None:
-                    lv = min(max(fixed[i], 1), state.previous_level + 1)  # type: ignore[type-var]
-                    if lv != fixed[i]:
+                # the document's logic places a heading from the levels given before it, so it is asked here
+                placed = logic.level(i, out_levels + levels, fixed) if logic is not None and logic.covers(i) else None
+                c = in_run[i]
+                if placed is None and c is not None and run and run[0][0] <= c:
+                    placed = (_relative_fixed(run, c), SECONDARY)
+                if fixed[i] is not None or placed is not None:
+                    want = placed[0] if placed is not None else _relative_fixed(listed, int(fixed[i]))  # type: ignore[arg-type]
+                    lv = min(max(want, 1), state.previous_level + 1)
+                    if logic is not None and i - 1 in logic.leaves:
+                        lv = min(lv, state.previous_level)  # nothing nests under the contents page's title
+                    if lv != want:
                         stats["fixed_projected"] += 1
+                    if c is not None and placed is not None and placed[1] == SECONDARY:
+                        _relative_fixed(run, c, lv)
+                    else:
+                        run.clear()  # the main contents or the document's logic speaks: a secondary run ends
+                    if placed is None:
+                        _relative_fixed(listed, int(fixed[i]), lv)  # type: ignore[arg-type]
                     state.push(lv)
                     last_fixed = lv
-                    if looks:
+                    # a logic placement floors what follows only inside its run: a part or item after
+                    # the last note is the body going on, not a note's sub-section
+                    floor_ends_at_body = placed is not None and placed[1] != SECONDARY
+                    if floor_ends_at_body and placed[1] == "end matter":  # type: ignore[index]
+                        last_fixed = 0  # the body is over: nothing listed before floors what follows
+                    # (an exhibit floors what follows: the document filed under it, its own contents included)
+                    if looks and (placed is None or placed[1] != "end matter"):
+                        # signatures head nothing: their look says nothing about the headings around them
                         fixed_look.setdefault(looks[i], lv)
                     levels.append(lv)
-                    sources.append(headings[i].level_source or "fixed")
-                    confs.append(1.0 if headings[i].confidence is None else float(headings[i].confidence))
+                    if placed is not None and placed[1] == SECONDARY:
+                        stats["secondary_placed"] += 1
+                        sources.append(SECONDARY)
+                        confs.append(1.0)
+                    elif placed is not None:
+                        stats["logic"] += 1
+                        sources.append("logic")
+                        confs.append(1.0)
+                    else:
+                        sources.append(headings[i].level_source or "fixed")
+                        confs.append(1.0 if headings[i].confidence is None else float(headings[i].confidence))
                     i += 1
                     continue
-                j = i
-                while j < b and fixed[j] is None:
+                j = i + 1
+                while j < b and fixed[j] is None and in_run[j] is None and not (
+                        logic is not None and (logic.covers(j) or j - 1 in logic.leaves)):
                     j += 1
                 # the targets between fixed headings: predicted with the memory that holds the fixed ones
                 mem = strategy.build(state, s)
@@ -356,7 +427,11 @@ def assign_levels(
                 if floor_after_fixed and last_fixed:
                     raised, prev = [], state.previous_level
                     for k, lv in enumerate(lvs):
-                        if fixed_look.get(looks[i + k]) == lv:
+                        if floor_ends_at_body and looks[i + k][1] in ("part", "item"):
+                            last_fixed = 0  # the run is over: the body goes on
+                        if not last_fixed:
+                            pass  # no floor any more
+                        elif fixed_look.get(looks[i + k]) == lv:
                             last_fixed = lv  # an unlisted sibling of listed sections: it anchors what follows
                         else:
                             lv = max(lv, min(last_fixed + 1, prev + 1))
@@ -364,8 +439,17 @@ def assign_levels(
                         prev = lv
                     stats["raised_below_fixed"] += sum(1 for x, y in zip(lvs, raised) if x != y)
                     lvs = raised
-                for lv in lvs:
+                if logic is not None and i - 1 in logic.leaves and lvs and lvs[0] > state.previous_level:
+                    # nothing nests under the contents page's title: the step moves up beside it
+                    lvs = list(project_levels([min(lvs[0], state.previous_level)] + list(lvs[1:]),
+                                              state.previous_level))
+                for k, lv in enumerate(lvs):
                     state.push(lv)
+                    if in_run[i + k] is not None:
+                        # a secondary run's entry predicted (its first, or one shallower than the run so far)
+                        if not run or run[0][0] > in_run[i + k]:  # type: ignore[operator]
+                            run.clear()
+                        _relative_fixed(run, int(in_run[i + k]), lv)  # type: ignore[arg-type]
                 levels.extend(lvs)
                 sources.extend(srcs)
                 confs.extend(cfs)
@@ -396,6 +480,27 @@ def assign_levels(
     stats["headings_per_s"] = len(headings) / elapsed if elapsed > 0 else float("inf")
     stats["depth"] = state.depth
     return LevelResult(result, stats)
+
+
+def _relative_fixed(listed: list[tuple[int, int]], contents_level: int, given: int | None = None) -> int:
+    """The level for a heading at ``contents_level`` from the listed headings before it, or record ``given``.
+
+    ``listed`` is the branch of (contents level, level given) pairs.  The nearest listed heading at the same
+    contents level makes it a sibling (same level); one at a shallower contents level makes it a descendant,
+    as many levels down as the contents says; with none, the contents level stands.  With ``given``, the
+    heading's final level is recorded on the branch instead.
+    """
+    while listed and listed[-1][0] > contents_level:
+        listed.pop()
+    if given is not None:
+        if listed and listed[-1][0] == contents_level:
+            listed.pop()
+        listed.append((contents_level, given))
+        return given
+    if not listed:
+        return contents_level
+    c, a = listed[-1]
+    return a if c == contents_level else a + (contents_level - c)
 
 
 def _ask(p: LevelPredictor, mem, targets, attempt: int, feedback: str | None, stats: dict,

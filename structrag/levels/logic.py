@@ -1,0 +1,204 @@
+"""Levels from the document's own logic: what its numbering and its titles say about nesting.
+
+Layout and learned predictors see one heading against its neighbours; some placements follow
+from evidence spread over the whole document instead, and these are fixed here before any
+prediction (the driver treats them like levels the printed contents gives):
+
+* **A run introduced by a heading that names it.** A numbered run of labelled headings ("Note 1",
+  "Note 2", ...; "Schedule 1", "Appendix A", "Annex 1") preceded by an unnumbered heading that names
+  the run in the plural ("Notes to Consolidated Financial Statements") nests under it: each member
+  goes one level below the introducer.  Where the printed contents lists the members but not the
+  introducer, the introducer takes the place the contents gives the run (beside the listed heading
+  before it at that level) and the members still go under it: the contents left out a heading, it
+  did not say the notes are not part of it.
+* **End matter returns to the top level.** After the last heading of the document's top numbered
+  scheme (``Part``, else ``Item``) — the body of a filing — signatures, exhibits, certifications,
+  a power of attorney and financial statement schedules ("Schedule II"; Roman only: "Schedule 1" of
+  an exhibit's agreement belongs to that agreement) are not part of the last item: they go to the
+  level of that scheme's headings.  A certification or power of attorney right under an exhibit on
+  the same page is that exhibit's title and is left to the predictor.  An exhibit heads the
+  document filed under it; the other end matter heads nothing (the driver's floor).
+* **The contents page's title is a leaf.** "Table of Contents" heads the list of sections, not the
+  sections: the heading after it goes no deeper than it (:attr:`DocumentLogic.leaves`).
+
+Nothing here names a publisher or a template: the rules read numbering runs and words that
+describe a document's parts.  :class:`DocumentLogic` decides statically which headings a rule
+covers (:meth:`DocumentLogic.covers`) and, during the walk, their level from the levels already
+given (:meth:`DocumentLogic.level`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..model import Document, Heading, Numbering
+from ..numbering import parse_numbering
+from ..text import is_contents_title
+
+__all__ = ["DocumentLogic", "END_MATTER_RE"]
+
+#: whole titles that are end matter of a filing (a trailing colon or full stop allowed)
+END_MATTER_RE = re.compile(
+    r"^(?:signatures?|signature page|exhibits?\s+\d{1,3}(?:\.\d{1,3})*\s*(?:\(?[a-z]\))?|exhibit index|"
+    r"index to exhibits|certifications?|powers? of attorney|schedule\s+[ivx]{1,4})\s*[.:]?$",
+    re.I,
+)
+#: end matter that, right under an exhibit on the same page, is that exhibit's title
+_EXHIBIT_TITLE_RE = re.compile(r"^(?:certifications?|powers? of attorney)\s*[.:]?$", re.I)
+_EXHIBIT_RE = re.compile(r"^exhibits?\s+\d", re.I)
+
+#: schemes whose headings make the body of a filing, highest first
+_BODY_SCHEMES = ("part", "item")
+
+#: a run's label word and the plural an introducer names it by ("Notes to ...", "Appendices")
+_PLURALS = {"note": "notes", "schedule": "schedules", "appendix": "appendices|appendixes", "annex": "annexes"}
+#: the schemes whose runs can be introduced
+_RUN_SCHEMES = {"note", "schedule", "appendix"}
+
+#: how many headings and pages an introducer may precede a run's first member by
+_INTRO_MAX_HEADINGS = 3
+_INTRO_MAX_PAGES = 2
+#: how many numbers a run may skip from one member to the next (members the detector missed)
+_MAX_GAP = 3
+
+
+def _value(num: Numbering) -> int:
+    """A run member's number; a single letter counts as a letter ("Appendix C" is 3, not Roman 100)."""
+    tok = num.label.split()[-1].rstrip(".:)") if num.label.split() else ""
+    if len(tok) == 1 and tok.isascii() and tok.isalpha():
+        return ord(tok.lower()) - 96
+    return num.values[0]
+
+
+def _number(h: Heading):
+    # headings given from elsewhere (a reference, a user's list) may come without their number parsed
+    return h.numbering if h.numbering is not None else parse_numbering(h.text)[0]
+
+
+class DocumentLogic:
+    """Which headings the document's logic places, and where, for one document's headings."""
+
+    def __init__(self, headings: Sequence[Heading], document: Document | None = None) -> None:
+        self.headings = tuple(headings)
+        n = len(self.headings)
+        self._nums = [_number(h) for h in self.headings]
+        #: member index -> introducer index (a numbered run named by a heading before it)
+        self.member_of: dict[int, int] = {}
+        #: introducer index -> its members' indices
+        self.members: dict[int, list[int]] = {}
+        #: end-matter indices -> indices of the body headings (the top scheme's) whose shallowest level they take
+        self.end_matter: dict[int, tuple[int, ...]] = {}
+        #: indices of headings nothing nests under (the contents page's title)
+        self.leaves: frozenset[int] = frozenset(
+            i for i, h in enumerate(self.headings)
+            if is_contents_title(h.text) and (document is None or h.page in document.toc_pages))
+        self._find_runs()
+        self._find_end_matter(n)
+
+    # -- rules --------------------------------------------------------------------------------
+
+    def _find_runs(self) -> None:
+        hs, nums = self.headings, self._nums
+        for i, num in enumerate(nums):
+            if num is None or num.scheme not in _RUN_SCHEMES or _value(num) != 1:
+                continue
+            word = _PLURALS.get(num.label.split()[0].lower())
+            if word is None:
+                continue  # "Exhibit 1": filings number exhibits by form item, not as a run
+            if i in self.member_of:
+                continue
+            intro = self._introducer(i, word)
+            if intro is None:
+                continue
+            # the run: members that continue each other's numbers; other headings may sit between
+            # (a note's own sub-headings), a heading of another body scheme ends it
+            run, last = [i], _value(num)
+            for k in range(i + 1, len(hs)):
+                nk = nums[k]
+                if nk is None:
+                    continue
+                if nk.scheme in _BODY_SCHEMES:
+                    break
+                if nk.scheme == num.scheme:
+                    v = _value(nk)
+                    # a member the detector missed leaves a gap: a small step forward still continues
+                    if 0 < v - last <= _MAX_GAP:
+                        run.append(k)
+                        last = v
+                    elif v == 1:
+                        break  # a new run starts: it needs its own introducer
+            if len(run) < 2:
+                continue
+            self.members[intro] = run
+            for k in run:
+                self.member_of[k] = intro
+
+    def _introducer(self, first: int, word: str) -> int | None:
+        """The unnumbered heading just before ``first`` that names its run (``word`` in its text)."""
+        hs = self.headings
+        rx = re.compile(r"\b(?:" + word + r")\b", re.I)
+        for k in range(first - 1, max(-1, first - 1 - _INTRO_MAX_HEADINGS), -1):
+            h = hs[k]
+            if hs[first].page - h.page > _INTRO_MAX_PAGES:
+                return None
+            if self._nums[k] is None and rx.search(h.text) and len(h.text) <= 120:
+                return k
+        return None
+
+    def _find_end_matter(self, n: int) -> None:
+        hs = self.headings
+        of = {sc: [i for i, x in enumerate(self._nums) if x is not None and x.scheme == sc] for sc in _BODY_SCHEMES}
+        parts, items = of["part"], of["item"]
+        # parts over items; one part is enough beside items (the other parts' titles may be lost)
+        body = parts if parts and (items or len(parts) >= 2) else items if len(items) >= 2 else []
+        if not body:
+            return
+        last = max(parts + items)
+        for i in range(last + 1, n):
+            t = hs[i].text.strip()
+            if not END_MATTER_RE.match(t):
+                continue
+            if _EXHIBIT_TITLE_RE.match(t) and i > 0 and hs[i - 1].page == hs[i].page \
+                    and _EXHIBIT_RE.match(hs[i - 1].text.strip()):
+                continue  # the title of the exhibit above it
+            self.end_matter[i] = tuple(body)
+
+    # -- queries during the walk ------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Whether any rule applies to this document at all."""
+        return bool(self.member_of or self.end_matter or self.leaves)
+
+    def covers(self, i: int) -> bool:
+        """Whether a rule may place heading ``i`` (known before any level is)."""
+        return i in self.member_of or i in self.members or i in self.end_matter
+
+    def level(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> tuple[int, str] | None:
+        """The level heading ``i`` takes, given the ``levels`` of the headings before it; None: no rule applies.
+
+        ``fixed`` holds the levels the printed contents gave (None elsewhere): they win over the
+        run rule.  Returns ``(level, reason)``.
+        """
+        if i in self.end_matter:
+            # the shallowest: one body heading misplaced (a "Part I" cut off its title) must not pull it down
+            top = min(levels[k] for k in self.end_matter[i])
+            # an exhibit heads the document filed under it; signatures and the like head nothing
+            return top, ("exhibit" if _EXHIBIT_RE.match(self.headings[i].text.strip()) else "end matter")
+        if i in self.members and fixed[i] is None:
+            listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
+            if listed:
+                # the contents listed the run but not its introducer: the introducer takes the place the
+                # contents gave the run, beside the listed heading before it at that contents level
+                c = int(min(listed))  # type: ignore[type-var]
+                for k in range(i - 1, -1, -1):
+                    if fixed[k] is not None and fixed[k] <= c and k < len(levels):
+                        return (levels[k] if fixed[k] == c else levels[k] + 1), "introduces a listed run"
+                return c, "introduces a listed run"
+            return None
+        if i in self.member_of:
+            intro = self.member_of[i]
+            if intro < len(levels):
+                return levels[intro] + 1, "run under its introducer"
+        return None
