@@ -124,7 +124,10 @@ def paired_diff(pa: dict, pb: dict, qids: Sequence[str], metric: str = "map", n:
 # --------------------------------------------------------------------------- held-out level models
 
 #: the level-model sources whose change makes a cached model stale
-_LEVEL_SOURCES = ("features.py", "style.py", "training.py", "memory.py", "learned.py")
+#: Every module of the level stage, not only the features: DAgger training walks the document with the
+#: driver (and the document's own logic, structrag/levels/logic.py), so a model trained under older driver
+#: code must not be reused (it was: the cached models of section 22's "after" run predate its driver).
+_LEVEL_SOURCES = tuple(sorted(p.name for p in (Path(__file__).resolve().parents[2] / "structrag" / "levels").glob("*.py")))
 
 
 def training_key(docs: Iterable[Any], params: str) -> str:
