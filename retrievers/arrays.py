@@ -14,7 +14,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord, doc_nodes
 from .store import DocRow, Store
 from .tokenization import Tokenizer
 
-__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "load_vectors", "build_corpus", "load_corpus", "open_corpus", "publish"]
+__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "load_vectors", "page_texts",
+           "build_corpus", "load_corpus", "open_corpus", "publish"]
 
 log = logging.getLogger("structrag.index")
 
@@ -83,6 +84,20 @@ def load_vectors(store: Store, docs: Sequence[DocRow]) -> tuple[np.ndarray | Non
     return np.concatenate(cv).astype(np.float32, copy=False), np.concatenate(nv).astype(np.float32, copy=False)
 
 
+def page_texts(document: Mapping[str, Any]) -> list[str]:
+    """Each page's whole text from a stored :class:`~structrag.model.Document` (as a dict): its body text
+    and, after it, its running headers, footers and page numbers (``furniture``) -- what PyMuPDF's
+    ``page.get_text()`` holds, the text the page-BM25 baseline ranks (the same BM25 to the digit on the
+    benchmark sets, ``eval/RESULTS.md`` section 21)."""
+    text, off = document["text"], document["page_offsets"]
+    pages = [text[off[p]:off[p + 1]] for p in range(len(off) - 1)]
+    for b in document.get("furniture", ()):
+        p = int(b["page"])
+        if 0 <= p < len(pages):
+            pages[p] += "\n" + b["text"]
+    return pages
+
+
 def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool) -> Corpus:
     """The arrays of the committed documents, built from the database."""
     records = []
@@ -93,7 +108,9 @@ def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bo
             ChunkRecord(r[0], tuple(json.loads(r[1])), r[2], r[3], tuple(json.loads(r[4])), r[5].split())
             for r in rows
         ]
-        records.append(DocRecord(d.name, d.page_count, chunks))
+        stored = store.load_document(d.name)  # None for a document added as chunks
+        pages = [tokenizer.tokenize(t) for t in page_texts(stored)] if stored else None
+        records.append(DocRecord(d.name, d.page_count, chunks, page_tokens=pages))
     if dense and records:
         cv, nv = load_vectors(store, docs)
         # split the concatenated vectors back per document

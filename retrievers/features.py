@@ -82,6 +82,10 @@ Concept, year and document features (issues 26 and 22): ``x_bm25_z``, ``x_page_z
 ``doc_entity``, ``doc_period``, ``q_doc_named`` -- described and computed in
 :mod:`retrievers.concept_features`.
 
+Whole-page text features (issue 22, item 5): ``page_text_rel``, ``page_text_rank``,
+``page_text_z``, ``page_text_nb`` -- BM25 of the chunk's page as one document, against
+the pages of its own document; described and computed in :mod:`retrievers.page_features`.
+
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
 features (positions, depth), the fractions (coverage, number shares), the
 normalised scores above and one count, ``same_word_anc`` -- no raw BM25 or
@@ -109,6 +113,7 @@ from .concept_features import (  # asks_for_amount, question_years: question cue
 from .doc_cues import DocCues
 from .concepts import NO_EXPANSION, Expansion
 from .corpus import Corpus
+from .page_features import PAGE_TEXT_FEATURES, page_text_feature, page_text_scores
 
 __all__ = [
     "PORTABLE_LEXICAL",
@@ -128,6 +133,7 @@ __all__ = [
     "QUERY_DENSE",
     "CONCEPT_FEATURES",
     "DOC_FEATURES",
+    "PAGE_TEXT_FEATURES",
     "question_years",
     "asks_for_amount",
     "QueryScores",
@@ -162,14 +168,14 @@ DOC_FEATURES: tuple[str, ...] = ("doc_entity", "doc_period", "q_doc_named")
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 #: every feature :func:`compute_features` knows
 KNOWN_FEATURES: tuple[str, ...] = (ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE + QUERY_LEXICAL + QUERY_DENSE
-                                   + CONCEPT_FEATURES + DOC_FEATURES)
+                                   + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES)
 #: what the shipped rankers use: nothing whose scale depends on the collection or the model
 PORTABLE_LEXICAL: tuple[str, ...] = (
     "pos", "pos_ratio", "depth", "sec_pos_ratio", "page_pos",
     "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc", "same_word_anc_frac", "section_rel",
     "page_bm25_rel", "page_bm25_z", "page_rank", "coverage", "coverage_ctx", "page_coverage",
     "num_ratio", "page_num_ratio", "length_rel", "q_amount", "sec_mention", "q_sec_mention",
-) + CONCEPT_FEATURES + DOC_FEATURES  # fmt: skip
+) + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES  # fmt: skip
 PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
 PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
 #: the direction in which each evidence feature can only help a candidate (+1: more is
@@ -181,8 +187,8 @@ EVIDENCE_DIRECTION: dict[str, int] = {
         "coverage", "coverage_ctx", "page_coverage", "dense", "dense_path", "dense_rel", "bm25_z", "anc_rel",
         "same_word_anc_frac", "section_rel", "page_bm25_z", "sec_mention", "dense_z", "dense_path_z",
         "idf_coverage", "page_idf_coverage", "x_bm25_z", "x_page_z", "x_phrase", "x_anc", "x_stmt",
-        "year_match", "year_page", "doc_entity", "doc_period"), 1),
-    **dict.fromkeys(("bm25_rank", "page_rank", "dense_rank"), -1),
+        "year_match", "year_page", "doc_entity", "doc_period", "page_text_rel", "page_text_z"), 1),
+    **dict.fromkeys(("bm25_rank", "page_rank", "dense_rank", "page_text_rank"), -1),
 }
 _NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE + QUERY_DENSE)
 
@@ -210,7 +216,7 @@ def available_features(corpus: Corpus) -> tuple[str, ...]:
     """Every feature :func:`compute_features` can give on ``corpus``."""
     if corpus.has_dense:
         return KNOWN_FEATURES
-    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES + DOC_FEATURES
+    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES
 
 
 def needs_dense(names) -> bool:
@@ -234,6 +240,7 @@ class QueryScores(NamedTuple):
     x_chunk_bm25: np.ndarray | None = None  # (n_chunks,) BM25 of the expansion terms, None without any
     years: tuple[str, ...] = ()  # the years the question names
     doc_cues: DocCues | None = None  # per-document issuer/period agreement (retrievers.doc_cues); None: unknown
+    page_text_bm25: np.ndarray | None = None  # (n_page_keys,) BM25 of each whole page; None: computed when needed
 
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
@@ -261,6 +268,7 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         x_chunk_bm25=corpus.bm25_chunks.scores(list(expansion.terms)) if expansion.terms else None,
         years=question_years(text) if text else (),
         doc_cues=doc_cues,
+        page_text_bm25=page_text_scores(corpus, tokens),
     )
 
 
@@ -485,6 +493,9 @@ def compute_features(
             v = concept_feature(name, corpus, qs, cand, safe, valid)
         elif name in DOC_FEATURES:
             v = doc_feature(name, corpus, qs, cand)
+        elif name in PAGE_TEXT_FEATURES:
+            ps = qs.page_text_bm25 if qs.page_text_bm25 is not None else page_text_scores(corpus, qs.tokens)
+            v = page_text_feature(name, corpus, ps, cand)
         else:  # q_dense_top_z: the names were checked above
             v = np.full(m, float(get("dense_z").max()))
         v = np.asarray(v, dtype=np.float32)
