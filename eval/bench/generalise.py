@@ -35,6 +35,8 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 * ``no-mention``: ``portable`` without ``sec_mention`` / ``q_sec_mention``;
 * ``no-concepts``: ``portable`` without the concept and year features of issue 26
   (:data:`retrievers.features.CONCEPT_FEATURES`): the shipped design before them;
+* ``no-page-text``: ``portable`` without the whole-page text features of issue 22 item 5
+  (:data:`retrievers.features.PAGE_TEXT_FEATURES`): the shipped design before them;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
   10-K questions only gives elsewhere);
 * ``shipped-before``: the ranker shipped before this change (``--old-model``),
@@ -70,7 +72,8 @@ from eval.bench.generalise_build import DATA, index_dir
 from eval.retrieval_metrics import evaluate
 from retrievers.bm25 import SparseBM25
 from retrievers.features import (
-    CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, PORTABLE_FEATURES, available_features, evidence_constraints,
+    CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
+    evidence_constraints,
 )
 from retrievers.index import Index
 from retrievers.ranker import LambdaRanker
@@ -83,8 +86,8 @@ METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10")
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
 #: variants that take ``--monotone`` (the shipped design and its ablations)
-MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts")
-VARIANTS = ("portable", "no-concepts", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
+MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts", "no-page-text")
+VARIANTS = ("portable", "no-concepts", "no-page-text", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
             "shipped-before")
 RAW22 = LEXICAL_FEATURES + DENSE_FEATURES
 
@@ -317,6 +320,7 @@ def main(argv=None) -> int:
         "raw22": (tuple(f for f in RAW22 if f in feats), "family", None),
         "no-mention": (tuple(f for f in portable if f not in ("sec_mention", "q_sec_mention")), args.balance, None),
         "no-concepts": (tuple(f for f in portable if f not in CONCEPT_FEATURES), args.balance, None),
+        "no-page-text": (tuple(f for f in portable if f not in PAGE_TEXT_FEATURES), args.balance, None),
         "filings-only": (portable, args.balance, "filings"),
     }
     per_seed_map = defaultdict(dict)
@@ -410,7 +414,7 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
                     if any(q in pq[m] for q in qids)}
         if "ranker:portable" in pq:
             table[g]["diff_ranker_vs"] = {b: paired_diff(pq["ranker:portable"], pq[b], qids)
-                                          for b in ("bm25", "hybrid", "dense", "page-bm25") if b in pq}
+                                          for b in ("bm25", "hybrid", "dense", "page-bm25", "ranker:no-page-text") if b in pq}
     result["groups"] = table
     result["per_seed"] = {v: {str(sd): {g: round(float(np.mean([per_query(run, [q for q in queries if q.qid in run])[x]["map"]
                                                                   for x in qids if x in run])), 4)
