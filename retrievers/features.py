@@ -181,14 +181,17 @@ PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
 #: the direction in which each evidence feature can only help a candidate (+1: more is
 #: better, -1: a lower rank is better): monotone constraints for the ranker, so that a
 #: prior learnt on one kind of question cannot turn more matching words into a lower score
+#: (not the page-text features: left free, a 10-K's best page by whole-page BM25 is often an
+#: index or a contents page, and the free form was chosen by family-fold cross-validation,
+#: ``python -m eval.bench.page_text_select``)
 EVIDENCE_DIRECTION: dict[str, int] = {
     **dict.fromkeys((
         "bm25", "bm25_anc_max", "same_word_anc", "bm25_section", "bm25_rel", "page_bm25", "page_bm25_rel",
         "coverage", "coverage_ctx", "page_coverage", "dense", "dense_path", "dense_rel", "bm25_z", "anc_rel",
         "same_word_anc_frac", "section_rel", "page_bm25_z", "sec_mention", "dense_z", "dense_path_z",
         "idf_coverage", "page_idf_coverage", "x_bm25_z", "x_page_z", "x_phrase", "x_anc", "x_stmt",
-        "year_match", "year_page", "doc_entity", "doc_period", "page_text_rel", "page_text_z"), 1),
-    **dict.fromkeys(("bm25_rank", "page_rank", "dense_rank", "page_text_rank"), -1),
+        "year_match", "year_page", "doc_entity", "doc_period"), 1),
+    **dict.fromkeys(("bm25_rank", "page_rank", "dense_rank"), -1),
 }
 _NEEDS_DENSE = frozenset(DENSE_FEATURES + NORMALISED_DENSE + QUERY_DENSE)
 

@@ -21,6 +21,11 @@ it whatever the other documents hold:
                     its document (an answer that runs over a page break; 0 at the ends).
 
 All 0 when the question shares no term with the document's pages.
+
+They carry no monotone constraint (:data:`retrievers.features.EVIDENCE_DIRECTION`): the ranker
+may learn that on some questions the best whole page is not the answer.  Chosen over the
+constrained form and over ``page_text_rel`` + ``page_text_rank`` alone by cross-validation over
+families (``python -m eval.bench.page_text_select``, ``eval/RESULTS.md`` section 21).
 """
 
 from __future__ import annotations

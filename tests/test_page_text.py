@@ -103,20 +103,19 @@ def test_documents_added_as_chunks_take_their_pages_from_the_chunks(tmp_path):
         assert s[0] > 0 and s[1] > 0 and s[2] == 0 and s[3] == 0  # a chunk over two pages counts on both
 
 
-def test_shipped_rankers_read_the_page_text_and_only_gain_from_it(two_docs):
+def test_shipped_rankers_use_the_page_text(two_docs):
     for dense in (True, False):
         model = LambdaRanker.load(default_model_path(dense))
         assert set(PAGE_TEXT_FEATURES) <= set(model.features) <= set(PORTABLE_FEATURES)
-    model = LambdaRanker.load(default_model_path(False))
-    assert evidence_constraints(model.features)["page_text_rel"] == 1
+        # the trees split on them (LightGBM's own count), and nothing constrains them to one direction
+        used = model.feature_importance("split")
+        assert sum(used[f] for f in PAGE_TEXT_FEATURES) > 0
+        assert not set(PAGE_TEXT_FEATURES) & set(evidence_constraints(model.features))
     with Index.open(two_docs) as ix:
+        model = ix.ranker
         qs = ix.query_scores("How much were capital expenditures?", dense=False)
         cand = ix.candidates(qs, doc="zephyrion.pdf", n=100)
         X = compute_features(ix.corpus, qs, cand, model.features)
-        j = model.features.index("page_text_rel")
-        up = X.copy()
-        up[:, j] = 1.0
-        # monotone in the page's match: a better-matching page never lowers a chunk's score
-        assert np.all(model.predict(up) >= model.predict(X) - 1e-9)
+        assert np.any(X[:, [model.features.index(f) for f in PAGE_TEXT_FEATURES]])
         hits = ix.search("How much were capital expenditures?", k=1, doc="zephyrion.pdf")
         assert hits[0].pages == (1,)
