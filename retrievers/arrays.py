@@ -98,18 +98,29 @@ def page_texts(document: Mapping[str, Any]) -> list[str]:
     return pages
 
 
-def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool) -> Corpus:
-    """The arrays of the committed documents, built from the database."""
+def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool, *,
+                 store_pages: bool = False) -> Corpus:
+    """The arrays of the committed documents, built from the database.
+
+    Page texts are tokenised once per document: the tokens are read from the database, or made from the
+    stored document and, with ``store_pages`` (the writer, :func:`publish`), stored for the next time.
+    """
     records = []
     docs = []
+    stored_pages = store.page_tokens()
+    made: dict[int, list[list[str]]] = {}
     for d, rows in store.iter_doc_chunks():
         docs.append(d)
         chunks = [
             ChunkRecord(r[0], tuple(json.loads(r[1])), r[2], r[3], tuple(json.loads(r[4])), r[5].split())
             for r in rows
         ]
-        stored = store.load_document(d.name)  # None for a document added as chunks
-        pages = [tokenizer.tokenize(t) for t in page_texts(stored)] if stored else None
+        pages = stored_pages.get(d.id)
+        if pages is None:
+            stored = store.load_document(d.name)  # None for a document added as chunks
+            pages = [tokenizer.tokenize(t) for t in page_texts(stored)] if stored else None
+            if pages is not None:
+                made[d.id] = pages
         records.append(DocRecord(d.name, d.page_count, chunks, page_tokens=pages))
     if dense and records:
         cv, nv = load_vectors(store, docs)
@@ -120,6 +131,8 @@ def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bo
             records[i] = r._replace(chunk_vectors=cv[oc : oc + len(r.chunks)], node_vectors=nv[on : on + nn])
             oc += len(r.chunks)
             on += nn
+    if store_pages and made and not store.read_only:
+        store.save_page_tokens(made)
     return Corpus.build(records, tokenizer, bm25=bm25)
 
 
@@ -173,7 +186,7 @@ def publish(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool) -
     The caller holds the store's writer lock.
     """
     gen = store.generation()
-    corpus = build_corpus(store, tokenizer, bm25, dense)
+    corpus = build_corpus(store, tokenizer, bm25, dense, store_pages=True)
 
     def write(tmp: Path) -> None:
         corpus.save(tmp)

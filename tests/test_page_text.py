@@ -67,6 +67,11 @@ def test_pages_hold_the_whole_page_text_and_are_persisted(two_docs):
         q = ix.tokenizer.tokenize("dividends declared per share")
         assert np.allclose(c.bm25_pages.scores(q), direct.scores(q))
         assert HEADER in page_texts(ix.store.load_document("zephyrion.pdf"))[2]
+        # tokenised once, when the writer published them: stored beside the document, read back as they were
+        ids = {d.name: d.id for d in ix.store.documents()}
+        stored = ix.store.page_tokens()
+        assert set(stored) == set(ids.values())
+        assert stored[ids["zephyrion.pdf"]][2] == ix.tokenizer.tokenize(page_texts(ix.store.load_document("zephyrion.pdf"))[2])
 
 
 def test_page_text_features_rank_pages_within_each_document_of_a_collection(two_docs):
@@ -101,6 +106,7 @@ def test_documents_added_as_chunks_take_their_pages_from_the_chunks(tmp_path):
         assert int(c.doc_page_start[-1]) == 4
         s = c.bm25_pages.scores(ix.tokenizer.tokenize("goodwill"))
         assert s[0] > 0 and s[1] > 0 and s[2] == 0 and s[3] == 0  # a chunk over two pages counts on both
+        assert ix.store.page_tokens() == {}  # nothing to store: the chunks are the text
 
 
 def test_shipped_rankers_use_the_page_text(two_docs):
