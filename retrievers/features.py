@@ -85,6 +85,9 @@ Concept, year and document features (issues 26 and 22): ``x_bm25_z``, ``x_page_z
 Whole-page text features (issue 22, item 5): ``page_text_rel``, ``page_text_rank``,
 ``page_text_z``, ``page_text_nb`` -- BM25 of the chunk's page as one document, against
 the pages of its own document; described and computed in :mod:`retrievers.page_features`.
+Available to any ranker (``train-ranker`` with them in its features), not in
+:data:`PORTABLE_FEATURES`: the shipped rankers trained with them lost the filings 0.07 mAP
+and the demo's answer (``eval/RESULTS.md`` section 21).
 
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
 features (positions, depth), the fractions (coverage, number shares), the
@@ -175,7 +178,7 @@ PORTABLE_LEXICAL: tuple[str, ...] = (
     "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc", "same_word_anc_frac", "section_rel",
     "page_bm25_rel", "page_bm25_z", "page_rank", "coverage", "coverage_ctx", "page_coverage",
     "num_ratio", "page_num_ratio", "length_rel", "q_amount", "sec_mention", "q_sec_mention",
-) + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES  # fmt: skip
+) + CONCEPT_FEATURES + DOC_FEATURES  # fmt: skip
 PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
 PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
 #: the direction in which each evidence feature can only help a candidate (+1: more is
@@ -243,7 +246,7 @@ class QueryScores(NamedTuple):
     x_chunk_bm25: np.ndarray | None = None  # (n_chunks,) BM25 of the expansion terms, None without any
     years: tuple[str, ...] = ()  # the years the question names
     doc_cues: DocCues | None = None  # per-document issuer/period agreement (retrievers.doc_cues); None: unknown
-    page_text_bm25: np.ndarray | None = None  # (n_page_keys,) BM25 of each whole page; None: computed when needed
+    page_text_bm25: np.ndarray | None = None  # (n_page_keys,) BM25 of each whole page; None: computed when a feature needs it
 
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
@@ -271,7 +274,6 @@ def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray
         x_chunk_bm25=corpus.bm25_chunks.scores(list(expansion.terms)) if expansion.terms else None,
         years=question_years(text) if text else (),
         doc_cues=doc_cues,
-        page_text_bm25=page_text_scores(corpus, tokens),
     )
 
 
@@ -497,8 +499,10 @@ def compute_features(
         elif name in DOC_FEATURES:
             v = doc_feature(name, corpus, qs, cand)
         elif name in PAGE_TEXT_FEATURES:
-            ps = qs.page_text_bm25 if qs.page_text_bm25 is not None else page_text_scores(corpus, qs.tokens)
-            v = page_text_feature(name, corpus, ps, cand)
+            if "_page_text" not in cache:  # only a ranker that reads the pages pays for their BM25
+                cache["_page_text"] = (qs.page_text_bm25 if qs.page_text_bm25 is not None
+                                       else page_text_scores(corpus, qs.tokens))
+            v = page_text_feature(name, corpus, cache["_page_text"], cand)
         else:  # q_dense_top_z: the names were checked above
             v = np.full(m, float(get("dense_z").max()))
         v = np.asarray(v, dtype=np.float32)

@@ -25,7 +25,10 @@ All 0 when the question shares no term with the document's pages.
 They carry no monotone constraint (:data:`retrievers.features.EVIDENCE_DIRECTION`): the ranker
 may learn that on some questions the best whole page is not the answer.  Chosen over the
 constrained form and over ``page_text_rel`` + ``page_text_rank`` alone by cross-validation over
-families (``python -m eval.bench.page_text_select``, ``eval/RESULTS.md`` section 21).
+families (``python -m eval.bench.page_text_select``, ``eval/RESULTS.md`` section 21).  Not in the
+shipped rankers' features (:data:`retrievers.features.PORTABLE_FEATURES`): trained with them, they
+matched page-BM25 on long documents but lost the filings 0.07 mAP and the demo's answer; a ranker
+trained on an index (``structrag train-ranker``) may name them.
 """
 
 from __future__ import annotations

@@ -40,6 +40,8 @@ from retrievers.features import PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available
 from retrievers.training import leave_one_family_out
 
 CANDIDATES = ("none", "all", "all-free", "rel-rank")
+#: the constraints of the monotone forms (the direction in which each can only help)
+PAGE_MONOTONE = {"page_text_rel": 1, "page_text_z": 1, "page_text_rank": -1}
 
 
 def candidate(name: str, feats: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
@@ -47,13 +49,10 @@ def candidate(name: str, feats: tuple[str, ...]) -> tuple[tuple[str, ...], dict[
     base = tuple(f for f in feats if f not in PAGE_TEXT_FEATURES)
     if name == "none":
         return base, evidence_constraints(base)
-    if name == "rel-rank":
-        names = base + ("page_text_rel", "page_text_rank")
-        return names, evidence_constraints(names)
-    names = base + PAGE_TEXT_FEATURES
-    mono = evidence_constraints(names)
-    if name == "all-free":
-        mono = {k: v for k, v in mono.items() if k not in PAGE_TEXT_FEATURES}
+    names = base + (("page_text_rel", "page_text_rank") if name == "rel-rank" else PAGE_TEXT_FEATURES)
+    mono = evidence_constraints(names)  # the page-text features are not among them (the chosen form)
+    if name != "all-free":
+        mono.update({k: v for k, v in PAGE_MONOTONE.items() if k in names})
     return names, mono
 
 
@@ -87,7 +86,8 @@ def main(argv=None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     t0 = time.perf_counter()
     parts, opened = load_parts(args)
-    feats = tuple(f for f in PORTABLE_FEATURES if all(f in available_features(p.index.corpus) for p in parts))
+    feats = tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES
+                  if all(f in available_features(p.index.corpus) for p in parts))
     test, train, _ = training_sets(parts, feats)
     set_of = {q.qid: p.name for p in parts for q in p.queries}
     part_of = {q.qid: p for p in parts for q in p.queries}
