@@ -85,7 +85,7 @@ Concept, year and document features (issues 26 and 22): ``x_bm25_z``, ``x_page_z
 Whole-page text features (issue 22, item 5): ``page_text_rel``, ``page_text_rank``,
 ``page_text_z``, ``page_text_nb`` -- BM25 of the chunk's page as one document, against
 the pages of its own document; described and computed in :mod:`retrievers.page_features`.
-Available to any ranker (``train-ranker`` with them in its features), not in
+Available to any ranker (``structrag train-ranker --features portable+page-text``), not in
 :data:`PORTABLE_FEATURES`: the shipped rankers trained with them lost the filings 0.07 mAP
 and the demo's answer (``eval/RESULTS.md`` section 21).
 

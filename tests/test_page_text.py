@@ -136,3 +136,12 @@ def test_a_ranker_trained_with_the_page_text_reads_it_after_reopening(two_docs, 
         assert {h.pages for h in hits} >= {(1,)}
         (two_docs / "ranker.txt").unlink()
         (two_docs / "ranker.json").unlink(missing_ok=True)
+
+
+def test_train_ranker_names_the_page_text_features(two_docs):
+    from retrievers.cli import resolve_features
+
+    with Index.open(two_docs) as ix:
+        names = resolve_features("portable+page-text", ix.corpus)
+        assert names[-len(PAGE_TEXT_FEATURES):] == PAGE_TEXT_FEATURES
+        assert not set(PAGE_TEXT_FEATURES) & set(resolve_features("portable", ix.corpus))
