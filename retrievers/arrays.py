@@ -14,7 +14,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord, doc_nodes
 from .store import DocRow, Store
 from .tokenization import Tokenizer
 
-__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "load_vectors", "build_corpus", "load_corpus", "open_corpus", "publish"]
+__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "load_vectors", "page_texts",
+           "build_corpus", "load_corpus", "open_corpus", "publish"]
 
 log = logging.getLogger("structrag.index")
 
@@ -83,17 +84,44 @@ def load_vectors(store: Store, docs: Sequence[DocRow]) -> tuple[np.ndarray | Non
     return np.concatenate(cv).astype(np.float32, copy=False), np.concatenate(nv).astype(np.float32, copy=False)
 
 
-def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool) -> Corpus:
-    """The arrays of the committed documents, built from the database."""
+def page_texts(document: Mapping[str, Any]) -> list[str]:
+    """Each page's whole text from a stored :class:`~structrag.model.Document` (as a dict): its body text
+    and, after it, its running headers, footers and page numbers (``furniture``) -- what PyMuPDF's
+    ``page.get_text()`` holds, the text the page-BM25 baseline ranks (the same BM25 to the digit on the
+    benchmark sets, ``eval/RESULTS.md`` section 21)."""
+    text, off = document["text"], document["page_offsets"]
+    pages = [text[off[p]:off[p + 1]] for p in range(len(off) - 1)]
+    for b in document.get("furniture", ()):
+        p = int(b["page"])
+        if 0 <= p < len(pages):
+            pages[p] += "\n" + b["text"]
+    return pages
+
+
+def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool, *,
+                 store_pages: bool = False) -> Corpus:
+    """The arrays of the committed documents, built from the database.
+
+    Page texts are tokenised once per document: the tokens are read from the database, or made from the
+    stored document and, with ``store_pages`` (the writer, :func:`publish`), stored for the next time.
+    """
     records = []
     docs = []
+    stored_pages = store.page_tokens()
+    made: dict[int, list[list[str]]] = {}
     for d, rows in store.iter_doc_chunks():
         docs.append(d)
         chunks = [
             ChunkRecord(r[0], tuple(json.loads(r[1])), r[2], r[3], tuple(json.loads(r[4])), r[5].split())
             for r in rows
         ]
-        records.append(DocRecord(d.name, d.page_count, chunks))
+        pages = stored_pages.get(d.id)
+        if pages is None:
+            stored = store.load_document(d.name)  # None for a document added as chunks
+            pages = [tokenizer.tokenize(t) for t in page_texts(stored)] if stored else None
+            if pages is not None:
+                made[d.id] = pages
+        records.append(DocRecord(d.name, d.page_count, chunks, page_tokens=pages))
     if dense and records:
         cv, nv = load_vectors(store, docs)
         # split the concatenated vectors back per document
@@ -103,6 +131,8 @@ def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bo
             records[i] = r._replace(chunk_vectors=cv[oc : oc + len(r.chunks)], node_vectors=nv[on : on + nn])
             oc += len(r.chunks)
             on += nn
+    if store_pages and made and not store.read_only:
+        store.save_page_tokens(made)
     return Corpus.build(records, tokenizer, bm25=bm25)
 
 
@@ -156,7 +186,7 @@ def publish(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bool) -
     The caller holds the store's writer lock.
     """
     gen = store.generation()
-    corpus = build_corpus(store, tokenizer, bm25, dense)
+    corpus = build_corpus(store, tokenizer, bm25, dense, store_pages=True)
 
     def write(tmp: Path) -> None:
         corpus.save(tmp)

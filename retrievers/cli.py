@@ -305,7 +305,8 @@ def register_train_ranker(subparsers: Any) -> None:
     p.add_argument("--index", required=True, metavar="DIR", help="the index the queries' documents are in")
     p.add_argument("--out", default=None, metavar="MODEL.txt", help="write the model here instead of into the index")
     p.add_argument("--features", default="portable",
-                   help="portable (default: per-query normalised scores, structure, section mentions), all (the "
+                   help="portable (default: per-query normalised scores, structure, section mentions), "
+                        "portable+page-text (with the whole-page BM25 features, not in the shipped rankers), all (the "
                         "22 raw and relative features), lexical, held, or a comma list")
     p.add_argument("--scope", default="doc", choices=["doc", "collection", "both"],
                    help="candidates from each query's document (default), the collection, or both")
@@ -321,10 +322,14 @@ def register_train_ranker(subparsers: Any) -> None:
 
 
 def resolve_features(spec: str, corpus) -> tuple[str, ...]:
-    from .features import HELD_FEATURES, KNOWN_FEATURES, LEXICAL_FEATURES, feature_names, portable_feature_names
+    from .features import (
+        HELD_FEATURES, KNOWN_FEATURES, LEXICAL_FEATURES, PAGE_TEXT_FEATURES, feature_names, portable_feature_names,
+    )
 
     if spec == "portable":
         return portable_feature_names(corpus)
+    if spec == "portable+page-text":
+        return portable_feature_names(corpus) + PAGE_TEXT_FEATURES
     if spec == "all":
         return feature_names(corpus)
     if spec == "lexical":

@@ -7,7 +7,12 @@ under, and three BM25 engines:
 * ``chunks``: one row per chunk (the passage's own text);
 * ``heads``: one row per section node, its heading text (for BM25AncMax);
 * ``sections``: one row per section node, the text of all chunks directly in
-  that section (BM25 of the whole section).
+  that section (BM25 of the whole section);
+* ``pages``: one row per page (by ``chunk_page_key``), the page's whole text as
+  the PDF reader printed it, running headers and footers included
+  (:func:`retrievers.arrays.page_texts`): BM25 of the whole page, the baseline a
+  ranker must match where a page's wording decides.  A document added as
+  chunks has no stored text: its pages hold the tokens of the chunks on them.
 
 A *node* is a section path prefix within a document:
 ``("Item 8", "Notes", "Note 5")`` has the nodes ``("Item 8",)``,
@@ -39,7 +44,7 @@ __all__ = ["LAYOUT", "ChunkRecord", "DocRecord", "Corpus", "doc_nodes", "path_te
 
 #: Version of the derived-array layout (bump when arrays are added or change meaning;
 #: an index with another layout rebuilds them from its database, no re-parse needed).
-LAYOUT = "corpus/3"
+LAYOUT = "corpus/4"  # 4: bm25_pages
 
 #: How a section path is written for embedding (the separator reads as a path).
 PATH_SEPARATOR = " > "
@@ -66,6 +71,8 @@ class DocRecord(NamedTuple):
     chunks: Sequence[ChunkRecord]
     chunk_vectors: np.ndarray | None = None
     node_vectors: np.ndarray | None = None
+    #: BM25 tokens of each page's whole text (``page_count`` lists); None: from the chunks on each page
+    page_tokens: Sequence[Sequence[str]] | None = None
 
 
 class DocNodes(NamedTuple):
@@ -119,6 +126,20 @@ _ARRAYS = (
 _NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
 
 
+def _page_tokens(d: DocRecord) -> list[list[str]]:
+    """One token list per page key of ``d`` (``max(page_count, 1)``): its stored page texts' tokens, or
+    the tokens of every chunk on each page (a chunk over two pages counts on both)."""
+    n = max(int(d.page_count), 1)
+    if d.page_tokens is not None:
+        got = [list(t) for t in d.page_tokens[:n]]
+        return got + [[] for _ in range(n - len(got))]
+    out: list[list[str]] = [[] for _ in range(n)]
+    for c in d.chunks:
+        for p in sorted(set(int(p) for p in c.pages)):
+            out[min(max(p, 0), n - 1)].extend(c.tokens)
+    return out
+
+
 @dataclass
 class Corpus:
     """Flat arrays over a chunk collection (see the module docstring)."""
@@ -147,6 +168,7 @@ class Corpus:
     bm25_chunks: SparseBM25
     bm25_heads: SparseBM25
     bm25_sections: SparseBM25
+    bm25_pages: SparseBM25  # one row per page key (module docstring)
     chunk_vectors: np.ndarray | None = None
     node_vectors: np.ndarray | None = None
     #: each node's own heading text (the last element of its path), for section-name
@@ -156,6 +178,8 @@ class Corpus:
     #: mean ``chunk_num_ratio`` of the chunks starting on each page (by ``chunk_page_key``);
     #: derived on load, not stored
     page_num_ratio: np.ndarray = field(init=False, repr=False)
+    #: ``(n_docs + 1,)`` page-key ranges of the documents (each has ``max(page_count, 1)``); derived
+    doc_page_start: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._doc_index = {n: i for i, n in enumerate(self.doc_names)}
@@ -164,6 +188,7 @@ class Corpus:
         count = np.bincount(self.chunk_page_key, minlength=n_pages)
         total = np.bincount(self.chunk_page_key, weights=self.chunk_num_ratio, minlength=n_pages)
         self.page_num_ratio = (total / np.maximum(count, 1)).astype(np.float32)
+        self.doc_page_start = np.r_[0, np.cumsum(np.maximum(self.doc_page_count, 1))].astype(np.int64)
 
     # --- sizes and lookups ----------------------------------------------------
     @property
@@ -219,6 +244,7 @@ class Corpus:
         chunk_tokens: list = []
         head_tokens: list[list[str]] = []
         section_tokens: list[list[str]] = []
+        page_tokens: list = []
         cvecs, nvecs = [], []
         dense = bool(docs) and all(d.chunk_vectors is not None for d in docs)
         for di, d in enumerate(docs):
@@ -256,6 +282,7 @@ class Corpus:
                 section_tokens.append(sec_toks[j])
             c_start.append(len(c_doc))
             n_start.append(len(n_doc))
+            page_tokens.extend(_page_tokens(d))
             page_base += max(int(d.page_count), 1)
             if dense:
                 cv = np.asarray(d.chunk_vectors, dtype=np.float32)
@@ -298,6 +325,7 @@ class Corpus:
             bm25_chunks=SparseBM25(*bm25).fit(chunk_tokens),
             bm25_heads=SparseBM25(*heads_bm25).fit(head_tokens),
             bm25_sections=SparseBM25(*bm25).fit(section_tokens),
+            bm25_pages=SparseBM25(*bm25).fit(page_tokens),
             chunk_vectors=np.concatenate(cvecs) if dense else None,
             node_vectors=(np.concatenate(nvecs) if nvecs else np.zeros((0, dim), np.float32)) if dense else None,
             node_titles=n_title,
@@ -305,7 +333,7 @@ class Corpus:
 
     # --- persistence ----------------------------------------------------------
     def save(self, path: str | os.PathLike, *, vectors: bool = False) -> None:
-        """Write into directory ``path`` (arrays.npz, docs.json, three BM25 folders).
+        """Write into directory ``path`` (arrays.npz, docs.json, four BM25 folders).
 
         Vectors are written only with ``vectors=True`` (an index keeps them per
         document instead and passes them to :meth:`load`).
@@ -318,6 +346,7 @@ class Corpus:
         self.bm25_chunks.save(p / "bm25_chunks")
         self.bm25_heads.save(p / "bm25_heads")
         self.bm25_sections.save(p / "bm25_sections")
+        self.bm25_pages.save(p / "bm25_pages")
         if vectors and self.chunk_vectors is not None:
             np.save(p / "chunk_vectors.npy", self.chunk_vectors, allow_pickle=False)
             np.save(p / "node_vectors.npy", self.node_vectors, allow_pickle=False)
@@ -346,6 +375,7 @@ class Corpus:
             bm25_chunks=SparseBM25.load(p / "bm25_chunks"),
             bm25_heads=SparseBM25.load(p / "bm25_heads"),
             bm25_sections=SparseBM25.load(p / "bm25_sections"),
+            bm25_pages=SparseBM25.load(p / "bm25_pages"),
             chunk_vectors=chunk_vectors,
             node_vectors=node_vectors,
             node_titles=list(titles),

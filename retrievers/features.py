@@ -82,6 +82,13 @@ Concept, year and document features (issues 26 and 22): ``x_bm25_z``, ``x_page_z
 ``doc_entity``, ``doc_period``, ``q_doc_named`` -- described and computed in
 :mod:`retrievers.concept_features`.
 
+Whole-page text features (issue 22, item 5): ``page_text_rel``, ``page_text_rank``,
+``page_text_z``, ``page_text_nb`` -- BM25 of the chunk's page as one document, against
+the pages of its own document; described and computed in :mod:`retrievers.page_features`.
+Available to any ranker (``structrag train-ranker --features portable+page-text``), not in
+:data:`PORTABLE_FEATURES`: the shipped rankers trained with them lost the filings 0.07 mAP
+and the demo's answer (``eval/RESULTS.md`` section 21).
+
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
 features (positions, depth), the fractions (coverage, number shares), the
 normalised scores above and one count, ``same_word_anc`` -- no raw BM25 or
@@ -109,6 +116,7 @@ from .concept_features import (  # asks_for_amount, question_years: question cue
 from .doc_cues import DocCues
 from .concepts import NO_EXPANSION, Expansion
 from .corpus import Corpus
+from .page_features import PAGE_TEXT_FEATURES, page_text_feature, page_text_scores
 
 __all__ = [
     "PORTABLE_LEXICAL",
@@ -128,6 +136,7 @@ __all__ = [
     "QUERY_DENSE",
     "CONCEPT_FEATURES",
     "DOC_FEATURES",
+    "PAGE_TEXT_FEATURES",
     "question_years",
     "asks_for_amount",
     "QueryScores",
@@ -162,7 +171,7 @@ DOC_FEATURES: tuple[str, ...] = ("doc_entity", "doc_period", "q_doc_named")
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 #: every feature :func:`compute_features` knows
 KNOWN_FEATURES: tuple[str, ...] = (ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE + QUERY_LEXICAL + QUERY_DENSE
-                                   + CONCEPT_FEATURES + DOC_FEATURES)
+                                   + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES)
 #: what the shipped rankers use: nothing whose scale depends on the collection or the model
 PORTABLE_LEXICAL: tuple[str, ...] = (
     "pos", "pos_ratio", "depth", "sec_pos_ratio", "page_pos",
@@ -175,6 +184,9 @@ PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
 #: the direction in which each evidence feature can only help a candidate (+1: more is
 #: better, -1: a lower rank is better): monotone constraints for the ranker, so that a
 #: prior learnt on one kind of question cannot turn more matching words into a lower score
+#: (not the page-text features: left free, a 10-K's best page by whole-page BM25 is often an
+#: index or a contents page, and the free form was chosen by family-fold cross-validation,
+#: ``python -m eval.bench.page_text_select``)
 EVIDENCE_DIRECTION: dict[str, int] = {
     **dict.fromkeys((
         "bm25", "bm25_anc_max", "same_word_anc", "bm25_section", "bm25_rel", "page_bm25", "page_bm25_rel",
@@ -210,7 +222,7 @@ def available_features(corpus: Corpus) -> tuple[str, ...]:
     """Every feature :func:`compute_features` can give on ``corpus``."""
     if corpus.has_dense:
         return KNOWN_FEATURES
-    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES + DOC_FEATURES
+    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES
 
 
 def needs_dense(names) -> bool:
@@ -234,6 +246,7 @@ class QueryScores(NamedTuple):
     x_chunk_bm25: np.ndarray | None = None  # (n_chunks,) BM25 of the expansion terms, None without any
     years: tuple[str, ...] = ()  # the years the question names
     doc_cues: DocCues | None = None  # per-document issuer/period agreement (retrievers.doc_cues); None: unknown
+    page_text_bm25: np.ndarray | None = None  # (n_page_keys,) BM25 of each whole page; None: computed when a feature needs it
 
 
 def query_scores(corpus: Corpus, tokens: Sequence[str], query_vector: np.ndarray | None = None,
@@ -485,6 +498,11 @@ def compute_features(
             v = concept_feature(name, corpus, qs, cand, safe, valid)
         elif name in DOC_FEATURES:
             v = doc_feature(name, corpus, qs, cand)
+        elif name in PAGE_TEXT_FEATURES:
+            if "_page_text" not in cache:  # only a ranker that reads the pages pays for their BM25
+                cache["_page_text"] = (qs.page_text_bm25 if qs.page_text_bm25 is not None
+                                       else page_text_scores(corpus, qs.tokens))
+            v = page_text_feature(name, corpus, cache["_page_text"], cand)
         else:  # q_dense_top_z: the names were checked above
             v = np.full(m, float(get("dense_z").max()))
         v = np.asarray(v, dtype=np.float32)

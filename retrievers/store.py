@@ -374,6 +374,41 @@ class Store:
     def delete_document(self, c: sqlite3.Connection, name: str) -> bool:
         return c.execute("DELETE FROM documents WHERE name = ?", (name,)).rowcount > 0
 
+    # --- page tokens (the BM25 of whole pages, retrievers.corpus) ----------------------
+    def _has_page_tokens(self) -> bool:
+        with self._lock:
+            return any(r[1] == "page_tokens" for r in self.conn.execute("PRAGMA table_info(documents)"))
+
+    @reads
+    def page_tokens(self) -> dict[int, list[list[str]]]:
+        """Document id -> the stored BM25 tokens of each of its pages (documents without them are absent:
+        an index or a document from before they were stored)."""
+        if not self._has_page_tokens():
+            return {}
+        with self._lock:
+            rows = self.conn.execute("SELECT id, page_tokens FROM documents WHERE page_tokens IS NOT NULL").fetchall()
+        return {int(i): [t.split() for t in json.loads(zlib.decompress(b).decode("utf-8"))] for i, b in rows}
+
+    def save_page_tokens(self, tokens: Mapping[int, Sequence[Sequence[str]]]) -> None:
+        """Store page tokens (document id -> one token list per page); the writer only.  The column is added
+        to an index written before it existed, as the identity column is (no schema bump: older readers
+        ignore it)."""
+        rows = [(zlib.compress(json.dumps([" ".join(p) for p in pages], ensure_ascii=False).encode("utf-8"), 6), int(i))
+                for i, pages in tokens.items()]
+        # not Store.transaction: a cache of what is committed, so the generation (and the search arrays
+        # being written for it) stays as it is
+        with self._lock:
+            c = self.conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                if not any(r[1] == "page_tokens" for r in c.execute("PRAGMA table_info(documents)")):
+                    c.execute("ALTER TABLE documents ADD COLUMN page_tokens BLOB")
+                c.executemany("UPDATE documents SET page_tokens = ? WHERE id = ?", rows)
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+
     # --- chunks --------------------------------------------------------------------
     def iter_doc_chunks(self) -> Iterator[tuple[DocRow, list[tuple]]]:
         """(document, its chunk rows (rowid, pages, sib_i, sib_n, section_path, tokens)) in index order."""

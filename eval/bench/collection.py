@@ -1,7 +1,7 @@
 """Collection-wide retrieval, leave one family out (issues 22 and 26).
 
     nice -n 10 python -m eval.bench.collection [--sets filings,longdoc] [--variants portable,no-concepts] \
-        [--out eval/out/collection.json]     # variants: portable, no-concepts, no-doc
+        [--out eval/out/collection.json]     # variants: portable, no-concepts, no-doc, page-text
 
 The question does not name its document: each query is ranked over every chunk of its
 set's index (the 37 filings, the 24 long documents), and a page counts only in the
@@ -34,7 +34,7 @@ from eval.bench.common import REPO, bootstrap_ci, paired_diff
 from eval.bench.generalise import (
     DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, _monotone, load_parts, per_query, training_sets,
 )
-from retrievers.features import CONCEPT_FEATURES, DOC_FEATURES, PORTABLE_FEATURES, available_features
+from retrievers.features import CONCEPT_FEATURES, DOC_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features
 from retrievers.training import leave_one_family_out, make_training_set
 
 #: feature sets compared (the shipped set, and the same without the concept features of issue 26)
@@ -44,6 +44,8 @@ VARIANTS = {
     # without the issuer/period agreement features of issue 22 (the routed candidates and the identity
     # words counted as found stay: they are not features)
     "no-doc": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in DOC_FEATURES),
+    # with the whole-page text features of issue 22 item 5 (retrievers.page_features; not shipped)
+    "page-text": lambda feats: tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES if f in feats),
 }
 
 
@@ -101,7 +103,8 @@ def main(argv=None) -> int:
         print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", file=sys.stderr, flush=True)
 
     parts, opened = load_parts(args)
-    feats = tuple(f for f in PORTABLE_FEATURES if all(f in available_features(p.index.corpus) for p in parts))
+    feats = tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES
+                  if all(f in available_features(p.index.corpus) for p in parts))
     _, train, _ = training_sets(parts, feats)
     log(f"training groups: {len(train.queries)}")
     params = {"n_estimators": args.trees, "learning_rate": args.learning_rate, "n_jobs": args.jobs}
@@ -142,7 +145,8 @@ def main(argv=None) -> int:
                 table[f"ranker:{v}@collection"]["ratio_to_within"] = round(coll["map"] / inside["map"], 3)
         diffs = {b: paired_diff(pq["ranker:portable@collection"], pq[b], qids)
                  for b in ("bm25@collection", "dense@collection", "hybrid@collection", "page-bm25@collection",
-                           "ranker:no-concepts@collection", "ranker:no-doc@collection") if b in pq and "ranker:portable@collection" in pq}
+                           "ranker:no-concepts@collection", "ranker:no-doc@collection",
+                           "ranker:page-text@collection") if b in pq and "ranker:portable@collection" in pq}
         result["sets"][name] = {"table": table, "diff_ranker_portable_collection_vs": diffs}
     result["seconds"] = round(time.perf_counter() - t0, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

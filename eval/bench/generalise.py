@@ -35,6 +35,10 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 * ``no-mention``: ``portable`` without ``sec_mention`` / ``q_sec_mention``;
 * ``no-concepts``: ``portable`` without the concept and year features of issue 26
   (:data:`retrievers.features.CONCEPT_FEATURES`): the shipped design before them;
+* ``page-text``: ``portable`` with the whole-page text features of issue 22 item 5
+  (:data:`retrievers.features.PAGE_TEXT_FEATURES`, not monotone), not shipped (``eval/RESULTS.md``
+  section 21); the reports of section 21 were run while they were in ``portable``, where
+  ``ranker:portable`` is this variant and ``ranker:no-page-text`` the shipped design;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
   10-K questions only gives elsewhere);
 * ``shipped-before``: the ranker shipped before this change (``--old-model``),
@@ -70,7 +74,8 @@ from eval.bench.generalise_build import DATA, index_dir
 from eval.retrieval_metrics import evaluate
 from retrievers.bm25 import SparseBM25
 from retrievers.features import (
-    CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, PORTABLE_FEATURES, available_features, evidence_constraints,
+    CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
+    evidence_constraints,
 )
 from retrievers.index import Index
 from retrievers.ranker import LambdaRanker
@@ -83,8 +88,8 @@ METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10")
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
 #: variants that take ``--monotone`` (the shipped design and its ablations)
-MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts")
-VARIANTS = ("portable", "no-concepts", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
+MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts", "page-text")
+VARIANTS = ("portable", "no-concepts", "page-text", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
             "shipped-before")
 RAW22 = LEXICAL_FEATURES + DENSE_FEATURES
 
@@ -304,7 +309,7 @@ def main(argv=None) -> int:
     log("baselines done")
 
     # features: everything any variant needs, once
-    feats = tuple(f for f in dict.fromkeys(PORTABLE_FEATURES + RAW22)
+    feats = tuple(f for f in dict.fromkeys(PORTABLE_FEATURES + RAW22 + PAGE_TEXT_FEATURES)
                   if all(f in available_features(p.index.corpus) for p in parts))
     test, train, _ = training_sets(parts, feats)
     log(f"training sets: {len(test.queries)} test groups, {len(train.queries)} training groups, {len(feats)} features")
@@ -317,6 +322,7 @@ def main(argv=None) -> int:
         "raw22": (tuple(f for f in RAW22 if f in feats), "family", None),
         "no-mention": (tuple(f for f in portable if f not in ("sec_mention", "q_sec_mention")), args.balance, None),
         "no-concepts": (tuple(f for f in portable if f not in CONCEPT_FEATURES), args.balance, None),
+        "page-text": (portable + tuple(f for f in PAGE_TEXT_FEATURES if f in feats), args.balance, None),
         "filings-only": (portable, args.balance, "filings"),
     }
     per_seed_map = defaultdict(dict)
@@ -410,7 +416,7 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
                     if any(q in pq[m] for q in qids)}
         if "ranker:portable" in pq:
             table[g]["diff_ranker_vs"] = {b: paired_diff(pq["ranker:portable"], pq[b], qids)
-                                          for b in ("bm25", "hybrid", "dense", "page-bm25") if b in pq}
+                                          for b in ("bm25", "hybrid", "dense", "page-bm25", "ranker:page-text") if b in pq}
     result["groups"] = table
     result["per_seed"] = {v: {str(sd): {g: round(float(np.mean([per_query(run, [q for q in queries if q.qid in run])[x]["map"]
                                                                   for x in qids if x in run])), 4)
