@@ -27,8 +27,6 @@ done.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 import time
@@ -41,6 +39,7 @@ from ..headings.contents import SECONDARY
 from ..model import Document, Heading
 from .base import LevelPrediction, LevelPredictor, PredictionContext, check_levels, project_levels
 from .memory import MemoryStrategy, TreeState, make_memory
+from .checkpoint import Checkpoint, headings_digest, merge_usage
 from .predictors import make_predictor
 
 __all__ = ["LevelResult", "assign_levels", "plan_steps", "CHECKPOINT_FORMAT"]
@@ -92,92 +91,6 @@ def plan_steps(headings: Sequence[Heading], granularity: str | int) -> list[tupl
 
 def _granularity_label(granularity: str | int) -> str:
     return str(granularity)
-
-
-def _headings_digest(headings: Sequence[Heading], fixed: Sequence[int | None] = ()) -> str:
-    h = hashlib.sha1()
-    for x in headings:
-        h.update(f"{x.page}\x1f{x.text}\x1e".encode("utf-8"))
-    if any(f is not None for f in fixed):
-        # fixed levels change the run; without any the digest stays what older checkpoints hold
-        h.update(("fixed:" + ",".join("" if f is None else str(f) for f in fixed)).encode("utf-8"))
-    return h.hexdigest()
-
-
-def _merge_usage(total: dict, usage: dict | None) -> None:
-    if not usage:
-        return
-    for k, v in usage.items():
-        if isinstance(v, bool):
-            total[k] = total.get(k, 0) + int(v)
-        elif isinstance(v, (int, float)):
-            total[k] = total.get(k, 0) + v
-        elif isinstance(v, dict):
-            _merge_usage(total.setdefault(k, {}), v)
-        else:
-            total[k] = v
-
-
-class _Checkpoint:
-    """JSON-lines checkpoint: header line, then one line per completed step."""
-
-    def __init__(self, path: Path, header: dict) -> None:
-        self.path = path
-        self.header = header
-        self.done: list[dict] = []
-        self._fh = None
-
-    def load(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
-        with open(self.path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-        try:
-            head = json.loads(lines[0])
-        except json.JSONDecodeError:
-            raise ConfigError("checkpoint header is not JSON", path=self.path,
-                              hint="delete the file to start over") from None
-        for key in ("format", "document", "headings_sha1", "n_headings", "predictor", "memory", "granularity"):
-            if head.get(key) != self.header.get(key):
-                raise ConfigError(
-                    f"checkpoint was written for another run ({key}: {head.get(key)!r}, "
-                    f"this run: {self.header.get(key)!r})",
-                    path=self.path,
-                    hint="delete it or pass another checkpoint path",
-                )
-        good_bytes = len(lines[0]) + 1
-        for line in lines[1:]:
-            if not line.strip():
-                break
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                break  # the interrupted last write: drop it, redo that step
-            if rec.get("start") != (self.done[-1]["end"] if self.done else 0):
-                break
-            self.done.append(rec)
-            good_bytes += len(line.encode("utf-8")) + 1
-        # cut a torn tail so appends continue a well-formed file
-        with open(self.path, "rb+") as f:
-            f.truncate(min(good_bytes, os.path.getsize(self.path)))
-
-    def open(self) -> None:
-        new = not self.path.exists() or self.path.stat().st_size == 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(self.path, "a", encoding="utf-8")
-        if new:
-            self._fh.write(json.dumps(self.header) + "\n")
-            self._fh.flush()
-
-    def write(self, rec: dict) -> None:
-        assert self._fh is not None
-        self._fh.write(json.dumps(rec, separators=(",", ":")) + "\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
 
 
 def _resolve(predictor: str | LevelPredictor, options: dict) -> LevelPredictor:
@@ -300,18 +213,18 @@ def assign_levels(
     out_sources: list[str] = []
     out_conf: list[float] = []
 
-    ckpt: _Checkpoint | None = None
+    ckpt: Checkpoint | None = None
     if checkpoint is not None:
         header = {
             "format": CHECKPOINT_FORMAT,
             "document": document.sha1 if document is not None else None,
-            "headings_sha1": _headings_digest(headings, fixed),
+            "headings_sha1": headings_digest(headings, fixed),
             "n_headings": len(headings),
             "predictor": pred.name,
             "memory": repr(strategy),
             "granularity": _granularity_label(granularity),
         }
-        ckpt = _Checkpoint(Path(checkpoint), header)
+        ckpt = Checkpoint(Path(checkpoint), header)
         ckpt.load()
 
     pred.begin(PredictionContext(document=document, headings=headings))
@@ -326,7 +239,7 @@ def assign_levels(
             out_levels.extend(int(x) for x in rec["levels"])
             out_sources.extend(rec["sources"])
             out_conf.extend(float(c) for c in rec["confidences"])
-            _merge_usage(stats["usage"], rec.get("usage"))
+            merge_usage(stats["usage"], rec.get("usage"))
         done_steps = len(ckpt.done)
         stats["resumed_steps"] = done_steps
         if steps[:done_steps] != [(r["start"], r["end"]) for r in ckpt.done]:
@@ -453,12 +366,12 @@ def assign_levels(
                 levels.extend(lvs)
                 sources.extend(srcs)
                 confs.extend(cfs)
-                _merge_usage(usage, use)
+                merge_usage(usage, use)
                 i = j
             out_levels.extend(levels)
             out_sources.extend(sources)
             out_conf.extend(confs)
-            _merge_usage(stats["usage"], usage)
+            merge_usage(stats["usage"], usage)
             stats["predicted_steps"] += 1
             if ckpt is not None:
                 ckpt.write({"step": s, "start": a, "end": b, "levels": list(levels), "sources": list(sources),
@@ -531,7 +444,7 @@ def _predict_step(
             if attempt:
                 stats["retries"] += 1
             answer = _ask(pred, mem, targets, attempt, feedback, stats, doc_name)
-            _merge_usage(usage, answer.usage)
+            merge_usage(usage, answer.usage)
             feedback = check_levels(list(answer.levels), prev, n)
             if feedback is None:
                 break
@@ -539,7 +452,7 @@ def _predict_step(
     except BackendError as exc:
         stats["backend_errors"] += 1
         # the failed requests were spent too: count them before falling back (or re-raising)
-        _merge_usage(usage, getattr(exc, "usage", None))
+        merge_usage(usage, getattr(exc, "usage", None))
         if fb is None:
             raise
         answer, feedback = None, "backend error"
@@ -548,7 +461,7 @@ def _predict_step(
         stats["fallback_steps"] += 1
         used = fb
         answer = _ask(fb, mem, targets, 0, None, stats, doc_name)
-        _merge_usage(usage, answer.usage)
+        merge_usage(usage, answer.usage)
         feedback = check_levels(list(answer.levels), prev, n)
         if feedback is not None:
             stats["invalid_answers"] += 1
