@@ -52,10 +52,19 @@ def roman_value(s: str) -> int | None:
     return total or None
 
 
+def _roman_number(s: str) -> int | None:
+    """A Roman numeral as a heading number: a lone ``L``, ``C``, ``D`` or ``M`` is the letter of a
+    lettered run ("Appendix C" after "Appendix B"; 50, 100, 500 and 1000 never number a heading),
+    where a lone ``I``, ``V`` or ``X`` stays Roman ("Part V")."""
+    if len(s) == 1 and s.lower() in "lcdm":
+        return None
+    return roman_value(s)
+
+
 def _word_value(s: str) -> int | None:
     if s.isdigit():
         return int(s)
-    r = roman_value(s)
+    r = _roman_number(s)
     if r is not None:
         return r
     if len(s) == 1 and s.isalpha():
@@ -93,8 +102,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], object]] = [
     # component is kept small so years and amounts ("2022 Highlights") are not numbers
     ("decimal", re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,5})(?:\.|\))?(?=\s|$)"),
      lambda m: tuple(int(x) for x in m.group(1).split("."))),
-    ("roman", re.compile(r"^([IVXLC]{1,6})[.)](?=\s|$)"), lambda m: (roman_value(m.group(1)),)),
-    ("roman-lower", re.compile(r"^([ivxlc]{1,6})[.)](?=\s|$)"), lambda m: (roman_value(m.group(1)),)),
+    ("roman", re.compile(r"^([IVXLC]{1,6})[.)](?=\s|$)"), lambda m: (_roman_number(m.group(1)),)),
+    ("roman-lower", re.compile(r"^([ivxlc]{1,6})[.)](?=\s|$)"), lambda m: (_roman_number(m.group(1)),)),
     ("alpha", re.compile(r"^([A-Z])[.)](?=\s|$)"), lambda m: (ord(m.group(1)) - 64,)),
     ("alpha-lower", re.compile(r"^([a-z])[.)](?=\s|$)"), lambda m: (ord(m.group(1)) - 96,)),
 ]

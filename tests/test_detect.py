@@ -59,6 +59,18 @@ def test_continuity():
     assert is_bare_label("Item 7.") and is_bare_label("1.2") and not is_bare_label("Item 7. Business")
 
 
+def test_lone_c_d_l_m_are_letters_of_a_lettered_run():
+    """A lone C, D, L or M numbers the third, fourth, twelfth, thirteenth entry of a lettered run, never
+    Roman 100, 500, 50, 1000; lone I, V and X stay Roman ("Part V")."""
+    n = lambda t: parse_numbering(t)[0]  # noqa: E731
+    assert (n("C. Risk factors").scheme, n("C. Risk factors").values) == ("alpha", (3,))
+    assert n("c) Other matters").values == (3,) and n("L. Leases").values == (12,)
+    assert continues(n("B. Business"), n("C. Competition")) and continues(n("C. Competition"), n("D. Debt"))
+    assert continues(n("Appendix B Methods"), n("Appendix C Glossary"))
+    assert n("Schedule C").values == (3,) and n("Exhibit D").values == (4,)
+    assert n("V. Summary").values == (5,) and n("XL. Forty").values == (40,) and n("Part V").values == (5,)
+
+
 def test_detects_numbered_headings_and_not_body(tmp_path):
     path = numbered_report(tmp_path / "r.pdf", chapters=2, sections=2, subsections=1)
     doc = extract(path)
