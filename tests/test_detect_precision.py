@@ -237,3 +237,47 @@ def test_row_group_labels_on_their_rows_are_no_headings_but_a_larger_title_stays
     titles = _titles(b.save(tmp_path / "pension.pdf"))
     assert "Pension Benefits" in titles and "Income statement of the Group" in titles, titles
     assert "Change in benefit obligation" not in titles and "Change in plan assets" not in titles, titles
+
+
+def test_row_groups_one_blank_row_inside_a_table_are_no_headings(tmp_path):
+    # "Liabilities and Equity" between the assets' rows and the liabilities' rows of a balance sheet, one
+    # blank row of the table's own pitch above and below it: a row group, not a section
+    b = PDFBuilder()
+    b.heading("Consolidated Balance Sheets", size=12)
+    b.row([(300, "2023"), (380, "2022")], bold=True)
+    rows = [("Cash and cash equivalents", "$ 2,148", "$ 2,672"), ("Trade accounts receivable", "1,208", "1,172"),
+            ("Inventories", "2,481", "2,438"), ("Total assets", "$ 30,154", "$ 30,775")]
+    for i, (label, a, c) in enumerate(rows):
+        b.row([(0, label), (300, a), (380, c)], gap_after=2 if i < len(rows) - 1 else 0)
+    b.text("Liabilities and Equity", bold=True, gap_before=16.5, gap_after=16.5)
+    rows = [("Current portion of long-term debt", "$ 224", "$ 156"), ("Accounts payable", "1,804", "1,174"),
+            ("Other accrued liabilities", "2,437", "2,138"), ("Total liabilities", "$ 17,071", "$ 17,142")]
+    for label, a, c in rows:
+        b.row([(0, label), (300, a), (380, c)])
+    b.para(gap_before=10)
+    b.heading("Outlook", size=12)
+    b.para()
+    titles = _titles(b.save(tmp_path / "balance.pdf"))
+    assert "Consolidated Balance Sheets" in titles and "Outlook" in titles, titles
+    assert "Liabilities and Equity" not in titles, titles
+
+
+def test_a_label_on_a_table_blocks_rows_is_a_cell():
+    # the geometry of a 10-K lease table: the bold total's label came out as its own block, lying on the
+    # last row of the table block that holds its figures; the section title above the table does not
+    from structrag.headings.not_headings import page_reasons
+    from structrag.model import Block
+
+    rows = "\n".join(f"Lease cost {i} $ {4000 + i:,} $ {4100 + i:,} $ {4200 + i:,}" for i in range(8))
+
+    def block(i, bbox, text, lines, bold=False):
+        return Block(index=i, page=73, bbox=bbox, text=text, font="Helvetica", size=9.0, bold=bold,
+                     italic=False, color=0, line_count=lines)
+
+    blocks = [block(0, (43, 150, 92, 160), "Lease Costs", 1, bold=True),
+              block(1, (43, 177, 555, 268), rows, 8),
+              block(2, (43, 260, 127, 270), "Total net lease cost", 1, bold=True),
+              block(3, (40, 273, 556, 338), "(1) All operating lease costs are included.\n" * 5, 5)]
+    reasons = page_reasons(blocks, {0, 2})
+    assert reasons.get(2) == "on a table's rows", reasons
+    assert 0 not in reasons, reasons

@@ -18,14 +18,14 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 
-from retrievers import runtimes  # noqa: E402
+from retrievers import onnx_export  # noqa: E402
 from structrag.errors import ModelError  # noqa: E402
 
 
 def test_a_failing_step_is_a_model_error_with_the_childs_reason(tmp_path):
     missing = tmp_path / "no-such-model.onnx"
     with pytest.raises(ModelError) as info:
-        runtimes._export_step("_quantize_onnx", str(missing), str(tmp_path / "out.onnx"), what="a test model")
+        onnx_export._export_step("_quantize_onnx", str(missing), str(tmp_path / "out.onnx"), what="a test model")
     msg = str(info.value)
     assert "exporting a test model to ONNX failed" in msg
     assert "no-such-model.onnx" in msg  # the child's own last line says which file
@@ -35,7 +35,7 @@ def test_a_failing_step_is_a_model_error_with_the_childs_reason(tmp_path):
 
 def test_only_known_steps_run():
     with pytest.raises(ValueError):
-        runtimes._export_step("os.system", "true", what="x")
+        onnx_export._export_step("os.system", "true", what="x")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is the Linux way to starve the child")

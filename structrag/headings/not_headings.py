@@ -175,6 +175,21 @@ def _touching(a: Block, b: Block) -> bool:
     return -0.2 * lh <= b.bbox[1] - a.bbox[3] <= 0.3 * lh and b.bbox[0] < a.bbox[2]
 
 
+def _pitch(b: Block) -> float:
+    """Distance from one line to the next in ``b`` (its height for one line)."""
+    return (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+
+
+def _in_rows(b: Block, t: Block) -> bool:
+    """``b`` (one line) lies on the rows of table block ``t``: most of its height inside ``t``'s, a label
+    cell whose figures are in ``t`` (a bold "Total net lease cost" set apart from its own row)."""
+    if b.line_count != 1 or t.line_count < 2:
+        return False
+    h = b.bbox[3] - b.bbox[1]
+    overlap = min(b.bbox[3], t.bbox[3]) - max(b.bbox[1], t.bbox[1])
+    return h > 0 and overlap >= 0.5 * h and b.bbox[0] < t.bbox[2] and t.bbox[0] < b.bbox[2] + 3 * _pitch(t)
+
+
 def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str]:
     """Why each of the ``candidates`` (block indices) among one page's ``blocks`` (reading order) is no heading."""
     out: dict[int, str] = {}
@@ -200,6 +215,22 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str
         if b.index in candidates and not table[k] and table[k + 1] and not _numbered(b) and _touching(b, nxt) \
                 and b.size <= 1.1 * nxt.size:
             out.setdefault(b.index, "labels the table rows right under it")
+    # a label on a row of a table block: a cell of the table
+    for k, b in enumerate(blocks):
+        if b.index in candidates and not table[k] and not _numbered(b):
+            if any(table[j] and _in_rows(b, blocks[j]) for j in range(max(0, k - 3), min(n, k + 4)) if j != k):
+                out.setdefault(b.index, "on a table's rows")
+    # a one-line label in the rows' own type, one blank row of the tables' own pitch above and below it:
+    # a row group inside the table ("Liabilities and Equity" between the assets and the liabilities)
+    for k in range(1, n - 1):
+        b, up, down = blocks[k], blocks[k - 1], blocks[k + 1]
+        if b.index in candidates and table[k - 1] and table[k + 1] and not table[k] and not _numbered(b) \
+                and b.line_count == 1 and up.line_count >= 2 and down.line_count >= 2 \
+                and abs(b.size - down.size) <= 0.05 * down.size:
+            pitch = min(_pitch(up), _pitch(down))
+            gaps = (b.bbox[1] - up.bbox[3], down.bbox[1] - b.bbox[3])
+            if all(-0.2 * pitch <= g <= 1.2 * pitch for g in gaps):
+                out.setdefault(b.index, "a row group between table rows")
     # labels stacked between table rows: a row group or a column header inside the table
     k = 0
     while k < n:
