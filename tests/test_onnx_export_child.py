@@ -25,7 +25,8 @@ from structrag.errors import ModelError  # noqa: E402
 def test_a_failing_step_is_a_model_error_with_the_childs_reason(tmp_path):
     missing = tmp_path / "no-such-model.onnx"
     with pytest.raises(ModelError) as info:
-        onnx_export._export_step("_quantize_onnx", str(missing), str(tmp_path / "out.onnx"), what="a test model")
+        onnx_export._export_step("_quantize_onnx", str(missing), str(tmp_path / "out.onnx"), what="a test model",
+                                  instead="torch")
     msg = str(info.value)
     assert "exporting a test model to ONNX failed" in msg
     assert "no-such-model.onnx" in msg  # the child's own last line says which file
@@ -35,7 +36,7 @@ def test_a_failing_step_is_a_model_error_with_the_childs_reason(tmp_path):
 
 def test_only_known_steps_run():
     with pytest.raises(ValueError):
-        onnx_export._export_step("os.system", "true", what="x")
+        onnx_export._export_step("os.system", "true", what="x", instead="torch")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is the Linux way to starve the child")
