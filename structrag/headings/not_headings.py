@@ -157,27 +157,27 @@ def _numbered(b: Block) -> bool:
     return parse_numbering(b.text)[0] is not None
 
 
+def _pitch(b: Block) -> float:
+    """Distance from one line to the next in ``b`` (its height for one line)."""
+    return (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+
+
 def _close(a: Block, b: Block, factor: float) -> bool:
     """``b`` starts within ``factor`` line heights below ``a``'s end (or on ``a``'s row)."""
-    lh = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
+    lh = _pitch(a)
     return -lh <= b.bbox[1] - a.bbox[3] <= factor * lh
 
 
 def _tight(a: Block, b: Block) -> bool:
     """``b`` follows ``a`` at a table's row spacing: the gap under ``a`` under ``b``'s line height."""
-    lh = (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+    lh = _pitch(b)
     return b.bbox[1] - a.bbox[3] <= 1.0 * lh
 
 
 def _touching(a: Block, b: Block) -> bool:
     """``b`` starts right under ``a``, within a third of a line of ``b``'s type: rows' spacing, no paragraph space."""
-    lh = (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+    lh = _pitch(b)
     return -0.2 * lh <= b.bbox[1] - a.bbox[3] <= 0.3 * lh and b.bbox[0] < a.bbox[2]
-
-
-def _pitch(b: Block) -> float:
-    """Distance from one line to the next in ``b`` (its height for one line)."""
-    return (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
 
 
 def _in_rows(b: Block, t: Block) -> bool:
