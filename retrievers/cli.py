@@ -209,6 +209,9 @@ def _add_query_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
                    help="only documents whose identity matches (repeatable): company=3M, year=2018, type=10-K, "
                         "quarter=2, language=zh, title=...; company and title match a part of the name")
+    p.add_argument("--no-route", dest="route", action="store_false",
+                   help="ranker mode across the collection: rank every candidate by the ranker alone (default: the "
+                        "documents the question names by issuer and period, e.g. \"Amazon's FY2017\", come first)")
     p.add_argument("--json", action="store_true",
                    help='print [{"doc","chunk_id","pages" (1-based),"section_path","score","text","identity"}]')
 
@@ -278,7 +281,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
     where = parse_where(args.where)
     with Index.open(args.index) as index:
         hits = index.search(args.question, k=args.k, doc=args.doc, mode=args.mode, candidates=args.candidates,
-                            where=where)
+                            where=where, route=args.route)
         identities = index.identities()
         if getattr(args, "html", None):  # the hits on their pages (retrievers.view_hits)
             from .view_hits import write_query_view
@@ -476,7 +479,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         t1 = time.perf_counter()
         from .identities import parse_where
 
-        hits = index.search(query, k=args.k, mode=args.mode, where=parse_where(args.where))
+        hits = index.search(query, k=args.k, mode=args.mode, where=parse_where(args.where), route=args.route)
         identities = index.identities()
         t2 = time.perf_counter()
         if not args.json:

@@ -6,9 +6,13 @@ rank another company's or another year's filing as high as the right one (issue 
 at the root of each document's tree (:class:`structrag.model.DocumentIdentity`, read from its cover
 and metadata or set by the user) is compared with the question here, once per query and document:
 
-* ``entity``: 1 when the issuer's name (legal suffixes dropped, :func:`structrag.identity.normalize_issuer`)
-  occurs in the question as a run of words (or, for a Chinese name, as a substring), else the share of
-  its words (or character pairs) the question has; NaN when the issuer is unknown;
+* ``entity``: 1 when the question names the issuer (:meth:`IssuerTable.cues`): its name (legal suffixes
+  dropped, :func:`structrag.identity.normalize_issuer`) as a run of words (or, for a Chinese name, as a
+  substring), or the short name readers use -- the name's leading words, capitalised in the question
+  ("Amazon" for AMAZON.COM, "Verizon", "MGM Resorts"; a generic first word such as "General" alone names
+  no one), one slip of the keyboard in a leading word of six letters or more ("Neflix", "Activsion"), or
+  an upper-case abbreviation its first word starts with ("JPM" for JPMorgan Chase); else the share of its
+  words (or character pairs) the question has; NaN when the issuer is unknown;
 * ``period``: 1 when a year the question names is the document's fiscal year (and, if the question
   names a quarter, the quarter agrees; a quarterly report for a question naming no quarter gets 0.5),
   0.5 when the year agrees but the quarter does not, 0 when the year differs; NaN when the question
@@ -42,6 +46,12 @@ _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3
         "一": 1, "二": 2, "三": 3, "四": 4}
 #: the longest issuer name, in words, looked for as a run in the question
 _MAX_RUN = 8
+#: first words of issuer names that name no one alone ("General" Mills, "American" Express, "First" Solar):
+#: the short name must then go on to the next word
+_GENERIC_LEAD = frozenset(
+    "general american united national international first global new great southern northern eastern western "
+    "central pacific atlantic public standard royal bank banco group holdings china the de la le".split())
+_RAW_WORD = re.compile(r"[^\W_]+(?:[.&'-][^\W_]+)*")
 
 
 class DocCues(NamedTuple):
@@ -98,6 +108,29 @@ def _entity(key: tuple[str, tuple[str, ...]], qwords: list[str], qflat: str) -> 
     return sum(w in have for w in words) / len(words)
 
 
+def _one_slip(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` differ by one inserted, dropped, replaced or swapped letter."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
+    return (a[i + 1:] == b[i:]) if len(a) > len(b) else (a[i:] == b[i + 1:])
+
+
+def _short_name(words: tuple[str, ...], raw: list[str], i: int) -> bool:
+    """Does the question's word ``raw[i]`` (capitalised, as typed) begin a short name of the issuer whose
+    name has ``words`` (module docstring)?"""
+    lead, w = words[0], raw[i]
+    low = w.lower()
+    if low == lead or (len(lead) >= 6 and len(low) >= 6 and _one_slip(low, lead)):
+        # a generic lead ("General") names the issuer only with its next word ("General Mills")
+        return lead not in _GENERIC_LEAD or len(words) == 1 or (i + 1 < len(raw) and raw[i + 1].lower() == words[1])
+    return 3 <= len(w) < len(lead) and w.isupper() and w.isalpha() and lead.startswith(low)  # "JPM"
+
+
 def _period(ident: DocumentIdentity, years: set[int], quarter: int | None) -> float:
     if not years or ident.year is None:
         return float("nan")
@@ -122,9 +155,12 @@ class IssuerTable:
         self.by_word: dict[str, list[int]] = {}  # issuer word (and whole name) -> documents
         self.cjk: list[int] = []
         self.by_token: dict[str, list[int]] = {}  # index token of an issuer word -> documents
+        leads: dict[tuple[str, ...], list[int]] = {}  # issuer words -> documents (for short names)
         for d, key in enumerate(self.keys):
             if key is None:
                 continue
+            if key[1] and not _HAN_RE.search(key[0]):
+                leads.setdefault(key[1], []).append(d)
             if _HAN_RE.search(key[0]):
                 self.cjk.append(d)
             for w in {key[0], *key[1]}:
@@ -132,6 +168,11 @@ class IssuerTable:
             if tokenizer is not None:
                 for t in set(tokenizer.tokenize(" ".join(key[1]) if key[1] else key[0])):
                     self.by_token.setdefault(t, []).append(d)
+        #: first letter of an issuer's first word -> (its words, its documents): short names are looked up
+        #: by the first letter of the question's capitalised words, not by a pass over every issuer
+        self.by_initial: dict[str, list[tuple[tuple[str, ...], np.ndarray]]] = {}
+        for words, ds in leads.items():
+            self.by_initial.setdefault(words[0][:1], []).append((words, np.array(ds, np.int64)))
         self.n = n
 
     def cues(self, text: str) -> DocCues:
@@ -145,6 +186,13 @@ class IssuerTable:
             docs.update(self.by_word.get(w, ()))
         for d in docs:
             entity[d] = _entity(self.keys[d], qwords, qflat)  # type: ignore[arg-type]
+        raw = [w.replace("\u2019", "'").split("'")[0] for w in _RAW_WORD.findall(text)]
+        raw = [w for w in raw if w]
+        for i, w in enumerate(raw):
+            if w[0].isupper() or w[0].isdigit():
+                for words, ds in self.by_initial.get(w[0].lower(), ()):
+                    if _short_name(words, raw, i):
+                        entity[ds] = 1.0
         years = np.array(sorted({int(y) for y in question_years(text)}), np.int64)
         quarter = question_quarter(text)
         period = np.full(self.n, np.nan)
@@ -171,9 +219,11 @@ def doc_cues(identities: Sequence[DocumentIdentity | None], text: str) -> DocCue
 
 
 def named_documents(cues: DocCues) -> np.ndarray:
-    """Indices of the documents the question names best (full issuer match, period not contradicted);
-    empty when it names none."""
+    """Indices of the documents the question names best (full issuer match, period not contradicted; when
+    the period contradicts every one of them -- "What is Boeing forecasting for FY2023?" over its 2022
+    10-K -- all of the issuer's documents); empty when it names none."""
     if cues.named < 1.0:
         return np.zeros(0, np.int64)
-    ok = (cues.entity >= 1.0) & ~(cues.period == 0.0)
-    return np.flatnonzero(ok)
+    issuer = cues.entity >= 1.0
+    ok = issuer & ~(cues.period == 0.0)
+    return np.flatnonzero(ok if ok.any() else issuer)

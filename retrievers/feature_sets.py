@@ -4,12 +4,13 @@ each group in its docstring and re-exports these sets."""
 
 from __future__ import annotations
 
-from .page_features import PAGE_TEXT_FEATURES
+from .page_features import OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES
 
 __all__ = [
     "HELD_FEATURES", "LEXICAL_FEATURES", "DENSE_FEATURES", "NORMALISED_LEXICAL", "NORMALISED_DENSE",
     "QUERY_LEXICAL", "QUERY_DENSE", "CONCEPT_FEATURES", "DOC_FEATURES", "ALL_FEATURES", "KNOWN_FEATURES",
     "PORTABLE_LEXICAL", "PORTABLE_DENSE", "PORTABLE_FEATURES", "EVIDENCE_DIRECTION", "PAGE_TEXT_FEATURES",
+    "OPEN_PAGE_FEATURES",
 ]
 
 HELD_FEATURES: tuple[str, ...] = ("bm25", "bm25_anc_max", "same_word_anc", "pos", "pos_ratio")
@@ -38,22 +39,22 @@ DOC_FEATURES: tuple[str, ...] = ("doc_entity", "doc_period", "q_doc_named")
 ALL_FEATURES: tuple[str, ...] = LEXICAL_FEATURES + DENSE_FEATURES
 #: every feature :func:`compute_features` knows
 KNOWN_FEATURES: tuple[str, ...] = (ALL_FEATURES + NORMALISED_LEXICAL + NORMALISED_DENSE + QUERY_LEXICAL + QUERY_DENSE
-                                   + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES)
+                                   + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES + OPEN_PAGE_FEATURES)
 #: what the shipped rankers use: nothing whose scale depends on the collection or the model
 PORTABLE_LEXICAL: tuple[str, ...] = (
     "pos", "pos_ratio", "depth", "sec_pos_ratio", "page_pos",
     "bm25_rel", "bm25_z", "bm25_rank", "anc_rel", "same_word_anc", "same_word_anc_frac", "section_rel",
     "page_bm25_rel", "page_bm25_z", "page_rank", "coverage", "coverage_ctx", "page_coverage",
     "num_ratio", "page_num_ratio", "length_rel", "q_amount", "sec_mention", "q_sec_mention",
-) + CONCEPT_FEATURES + DOC_FEATURES  # fmt: skip
+) + CONCEPT_FEATURES + DOC_FEATURES + OPEN_PAGE_FEATURES  # fmt: skip
 PORTABLE_DENSE: tuple[str, ...] = NORMALISED_DENSE
 PORTABLE_FEATURES: tuple[str, ...] = PORTABLE_LEXICAL + PORTABLE_DENSE
 #: the direction in which each evidence feature can only help a candidate (+1: more is
 #: better, -1: a lower rank is better): monotone constraints for the ranker, so that a
 #: prior learnt on one kind of question cannot turn more matching words into a lower score
-#: (not the page-text features: left free, a 10-K's best page by whole-page BM25 is often an
-#: index or a contents page, and the free form was chosen by family-fold cross-validation,
-#: ``python -m eval.bench.page_text_select``)
+#: (not the page-text features, nor their open-question twins: left free, a 10-K's best page by
+#: whole-page BM25 is often an index or a contents page, and the free form was chosen by
+#: family-fold cross-validation, ``python -m eval.bench.page_text_select``)
 EVIDENCE_DIRECTION: dict[str, int] = {
     **dict.fromkeys((
         "bm25", "bm25_anc_max", "same_word_anc", "bm25_section", "bm25_rel", "page_bm25", "page_bm25_rel",

@@ -87,7 +87,9 @@ Whole-page text features (issue 22, item 5): ``page_text_rel``, ``page_text_rank
 the pages of its own document; described and computed in :mod:`retrievers.page_features`.
 Available to any ranker (``structrag train-ranker --features portable+page-text``), not in
 :data:`PORTABLE_FEATURES`: the shipped rankers trained with them lost the filings 0.07 mAP
-and the demo's answer (``eval/RESULTS.md`` section 21).
+and the demo's answer (``eval/RESULTS.md`` section 21).  Their twins ``open_page_rel``,
+``open_page_rank``, ``open_page_z``, ``open_page_nb`` are: the same values on a question that names
+no concept, unknown on one that does (``eval/RESULTS.md`` section 27).
 
 :data:`PORTABLE_FEATURES` is the set the shipped rankers use: the structural
 features (positions, depth), the fractions (coverage, number shares), the
@@ -118,8 +120,8 @@ from .concepts import NO_EXPANSION, Expansion
 from .corpus import Corpus
 from .feature_sets import (  # the name sets, importable from here
     ALL_FEATURES, CONCEPT_FEATURES, DENSE_FEATURES, DOC_FEATURES, EVIDENCE_DIRECTION, HELD_FEATURES, KNOWN_FEATURES,
-    LEXICAL_FEATURES, NORMALISED_DENSE, NORMALISED_LEXICAL, PAGE_TEXT_FEATURES, PORTABLE_DENSE, PORTABLE_FEATURES,
-    PORTABLE_LEXICAL, QUERY_DENSE, QUERY_LEXICAL,
+    LEXICAL_FEATURES, NORMALISED_DENSE, NORMALISED_LEXICAL, OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_DENSE,
+    PORTABLE_FEATURES, PORTABLE_LEXICAL, QUERY_DENSE, QUERY_LEXICAL,
 )
 from .page_features import page_text_feature, page_text_scores
 
@@ -142,6 +144,7 @@ __all__ = [
     "CONCEPT_FEATURES",
     "DOC_FEATURES",
     "PAGE_TEXT_FEATURES",
+    "OPEN_PAGE_FEATURES",
     "question_years",
     "asks_for_amount",
     "QueryScores",
@@ -176,7 +179,8 @@ def available_features(corpus: Corpus) -> tuple[str, ...]:
     """Every feature :func:`compute_features` can give on ``corpus``."""
     if corpus.has_dense:
         return KNOWN_FEATURES
-    return LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES
+    return (LEXICAL_FEATURES + NORMALISED_LEXICAL + QUERY_LEXICAL + CONCEPT_FEATURES + DOC_FEATURES + PAGE_TEXT_FEATURES
+            + OPEN_PAGE_FEATURES)
 
 
 def needs_dense(names) -> bool:
@@ -452,7 +456,9 @@ def compute_features(
             v = concept_feature(name, corpus, qs, cand, safe, valid)
         elif name in DOC_FEATURES:
             v = doc_feature(name, corpus, qs, cand)
-        elif name in PAGE_TEXT_FEATURES:
+        elif name in OPEN_PAGE_FEATURES and qs.expansion.concepts:
+            v = np.full(m, np.nan)  # a question in the reader's words: its best whole page misleads
+        elif name in PAGE_TEXT_FEATURES or name in OPEN_PAGE_FEATURES:
             if "_page_text" not in cache:  # only a ranker that reads the pages pays for their BM25
                 cache["_page_text"] = (qs.page_text_bm25 if qs.page_text_bm25 is not None
                                        else page_text_scores(corpus, qs.tokens))

@@ -429,6 +429,7 @@ class Index(Writes, Identities):
         candidates: int = 100,
         ranker: LambdaRanker | None = None,
         where: Mapping[str, Any] | None = None,
+        route: bool = True,
     ) -> TopK:
         """Corpus rows and scores of the best ``k`` chunks (no text fetched); see :meth:`search`."""
         if not isinstance(query, QueryScores):
@@ -454,7 +455,7 @@ class Index(Writes, Identities):
         cand = self.candidates(qs, doc=doc, n=n, where=where)
         if cand.size == 0:
             return TopK(cand, np.zeros(0, np.float32))
-        order, s = rerank(self._corpus, qs, cand, ranker or self.ranker, k)
+        order, s = rerank(self._corpus, qs, cand, ranker or self.ranker, k, self.named_docs(qs, doc) if route else ())
         return TopK(cand[order], s)
 
     def search(
@@ -466,16 +467,20 @@ class Index(Writes, Identities):
         mode: Mode = "ranker",
         candidates: int = 100,
         where: Mapping[str, Any] | None = None,
+        route: bool = True,
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query`` (within document ``doc`` if given), best first.
 
         ``mode``: ``ranker`` (default), ``bm25``, ``dense`` or ``hybrid`` (see the
         module docstring); ``candidates``: first-stage depth per retriever for
-        ``ranker`` and ``hybrid``.  ``where``: only documents whose identity matches, e.g.
+        ``ranker`` and ``hybrid``.  ``route`` (ranker mode, no ``doc``): the chunks of the documents
+        the question names by issuer and period (:meth:`named_docs`) come first, each part in the
+        ranker's order; ``False`` ranks all candidates by the ranker alone.
+        ``where``: only documents whose identity matches, e.g.
         ``{"company": "3M", "year": 2018, "type": "10-K"}`` (:class:`retrievers.identities.Where`;
         ConfigError listing the known values when no document matches).
         """
-        t = self.rank(query, k=k, doc=doc, mode=mode, candidates=candidates, where=where)
+        t = self.rank(query, k=k, doc=doc, mode=mode, candidates=candidates, where=where, route=route)
         rowids = self._corpus.chunk_rowid[t.indices].tolist()
         got = self._store.chunks_by_rowid(rowids)
         return [

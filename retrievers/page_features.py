@@ -25,10 +25,17 @@ All 0 when the question shares no term with the document's pages.
 They carry no monotone constraint (:data:`retrievers.features.EVIDENCE_DIRECTION`): the ranker
 may learn that on some questions the best whole page is not the answer.  Chosen over the
 constrained form and over ``page_text_rel`` + ``page_text_rank`` alone by cross-validation over
-families (``python -m eval.bench.page_text_select``, ``eval/RESULTS.md`` section 21).  Not in the
-shipped rankers' features (:data:`retrievers.features.PORTABLE_FEATURES`): trained with them, they
-matched page-BM25 on long documents but lost the filings 0.07 mAP and the demo's answer; a ranker
-trained on an index (``structrag train-ranker``) may name them.
+families (``python -m eval.bench.page_text_select``, ``eval/RESULTS.md`` section 21).  Trained with
+them on every question, the ranker matched page-BM25 on long documents but lost the filings 0.07
+mAP: on a 10-K, the page that shares most words with a question in the reader's words ("capital
+expenditure") is seldom the statement that answers it ("purchases of property, plant and equipment").
+
+What the shipped rankers read instead (:data:`OPEN_PAGE_FEATURES`, in
+:data:`retrievers.features.PORTABLE_FEATURES`): ``open_page_rel``, ``open_page_rank``,
+``open_page_z``, ``open_page_nb`` -- the same four on a question that names no concept
+(:mod:`retrievers.concepts`), unknown (NaN) on one that does, so that the trees need not learn where
+whole-page wording misleads.  Chosen by the same family-fold cross-validation, rerun
+(``eval/RESULTS.md`` section 27).
 """
 
 from __future__ import annotations
@@ -38,9 +45,11 @@ import numpy as np
 from .concept_features import zscore
 from .corpus import Corpus
 
-__all__ = ["PAGE_TEXT_FEATURES", "page_text_scores", "page_text_feature"]
+__all__ = ["PAGE_TEXT_FEATURES", "OPEN_PAGE_FEATURES", "page_text_scores", "page_text_feature"]
 
 PAGE_TEXT_FEATURES: tuple[str, ...] = ("page_text_rel", "page_text_rank", "page_text_z", "page_text_nb")
+#: the page-text features of a question that names no concept (module docstring)
+OPEN_PAGE_FEATURES: tuple[str, ...] = ("open_page_rel", "open_page_rank", "open_page_z", "open_page_nb")
 
 
 def page_text_scores(corpus: Corpus, tokens) -> np.ndarray:
@@ -57,8 +66,10 @@ def _doc_best(corpus: Corpus, scores: np.ndarray, docs: np.ndarray) -> np.ndarra
 
 
 def page_text_feature(name: str, corpus: Corpus, scores: np.ndarray, cand: np.ndarray) -> np.ndarray:
-    """Feature ``name`` (:data:`PAGE_TEXT_FEATURES`) of candidate rows ``cand``, given the query's
-    :func:`page_text_scores`."""
+    """Feature ``name`` (:data:`PAGE_TEXT_FEATURES`; an :data:`OPEN_PAGE_FEATURES` name gives its
+    page-text twin, the caller leaves it unknown where the question names a concept) of candidate rows
+    ``cand``, given the query's :func:`page_text_scores`."""
+    name = name.replace("open_page_", "page_text_")
     keys = corpus.chunk_page_key[cand]
     docs = corpus.chunk_doc[cand]
     s = scores[keys].astype(np.float64)

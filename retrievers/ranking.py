@@ -20,7 +20,7 @@ from .corpus import Corpus
 from .features import QueryScores, available_features, compute_features
 from .ranker import LambdaRanker, default_model_path
 
-__all__ = ["Hit", "page_fields", "Mode", "MODES", "RANKER_FILE", "check_request", "check_query", "no_dense_error", "bm25_top", "rerank", "load_ranker",
+__all__ = ["Hit", "page_fields", "Mode", "MODES", "RANKER_FILE", "check_request", "check_query", "no_dense_error", "bm25_top", "rerank", "named_first", "load_ranker",
            "check_ranker"]
 
 Mode = Literal["bm25", "dense", "hybrid", "ranker"]
@@ -80,12 +80,25 @@ def bm25_top(qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
     return TopK(t.indices[keep], t.scores[keep])
 
 
-def rerank(corpus: Corpus, qs: QueryScores, candidates: np.ndarray, model: LambdaRanker, k: int
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """Positions in ``candidates`` of the ``k`` best by ``model`` over the hierarchy features, and their scores."""
+def rerank(corpus: Corpus, qs: QueryScores, candidates: np.ndarray, model: LambdaRanker, k: int,
+           named: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``candidates`` of the ``k`` best by ``model`` over the hierarchy features, and their scores.
+
+    ``named``: corpus indices of the documents the question names (:meth:`retrievers.index.Index.named_docs`);
+    their chunks come first, each part in the model's order (scores unchanged, so a later hit may score
+    higher).  Across a collection the issuer and period a question names decide the document more surely
+    than any chunk's wording (``eval/RESULTS.md`` section 27)."""
     s = model.predict(compute_features(corpus, qs, candidates, model.features))
-    order = np.argsort(-s, kind="stable")[:k]
+    order = np.argsort(-s, kind="stable")
+    order = order[named_first(corpus, candidates[order], named)][:k]
     return order, s[order]
+
+
+def named_first(corpus: Corpus, rows: np.ndarray, named: Sequence[int]) -> np.ndarray:
+    """The stable permutation of ranked ``rows`` that puts the chunks of documents ``named`` first."""
+    if not len(named):
+        return np.arange(len(rows))
+    return np.argsort(~np.isin(corpus.chunk_doc[rows], named), kind="stable")
 
 
 def check_ranker(model: LambdaRanker, corpus: Corpus, path: str | Path | None = None) -> LambdaRanker:

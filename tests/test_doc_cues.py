@@ -38,6 +38,33 @@ def test_partial_names_and_quarters():
     assert question_quarter("quarterly dividend") is None
 
 
+def test_short_names_slips_and_abbreviations_name_the_issuer():
+    ids = [DocumentIdentity(issuer="AMAZON.COM, INC.", year=2017), DocumentIdentity(issuer="Verizon Communications Inc."),
+           DocumentIdentity(issuer="MGM RESORTS INTERNATIONAL"), DocumentIdentity(issuer="JPMorgan Chase & Co."),
+           DocumentIdentity(issuer="Netflix, Inc."), DocumentIdentity(issuer="GENERAL MILLS, INC."),
+           DocumentIdentity(issuer="Activision Blizzard, Inc.")]
+
+    def named(q):
+        return named_documents(doc_cues(ids, q)).tolist()
+
+    assert named("what is Amazon's FY2017 return on equity?") == [0]  # the short name readers use
+    assert named("Is Verizon a capital intensive business?") == [1]
+    assert named("Which region had the highest EBITDAR for MGM during FY2022?") == [2]
+    assert named("Which of JPM's segments had the lowest net revenue?") == [3]  # an upper-case abbreviation
+    assert named("what is advertsing expense of Neflix in FY 2015?") == [4]  # one slip of the keyboard
+    assert named("what is Netfilx's R&D expense?") == [4]  # two letters swapped
+    assert named("what value stock does Activsion Blizzard repurchase?") == [6]
+    assert named("General Mills free cash flow") == [5]
+    # a generic first word alone names no one; nor does a lower-case word, a short slip or a lower-case prefix
+    assert named("What General and administrative expenses were reported?") == []
+    assert named("what did amazon report?") == [] and doc_cues(ids, "what did amazon report?").entity[0] == 0.5
+    assert named("Net sales and Verizen") == [1]
+    short = [DocumentIdentity(issuer="Amcor plc")]  # a slip in a word of fewer than six letters is not a name
+    assert named_documents(doc_cues(short, "Amcar revenue")).tolist() == []
+    assert named("the jpm segment") == [] and named("What is the Mgm? Jp?") == [2]
+    assert named("Amazonian rainforest") == []  # a longer word is not the name
+
+
 def _chunks(name: str, texts: list[str]) -> list[Chunk]:
     return [Chunk(id=f"c{i}", doc_name=name, doc_sha1="0" * 40, text=t, start=0, end=len(t), section_id="s",
                   section_path=("Item 7",), heading_levels=(1,), sibling_index=i, sibling_count=len(texts),
@@ -68,6 +95,15 @@ def test_named_document_reaches_the_candidates_and_its_features(tmp_path):
         assert (X[from_g, 0] == 1).all() and (X[~from_g, 0] == 0).all() and (X[:, 1] == 1).all() and (X[:, 2] == 1).all()
         X = compute_features(ix.corpus, qs._replace(doc_cues=None), routed, DOC_FEATURES)
         assert np.isnan(X).all()  # no identities: unknown, not "not named"
+        # the search: the named document's chunks first, each part in the ranker's own order
+        q = "What was Globex's capital expenditure in 2019?"
+        free = ix.search(q, k=500, route=False)
+        hits = ix.search(q, k=500)
+        assert hits[0].doc == "globex.pdf"
+        want = [h for h in free if h.doc == "globex.pdf"] + [h for h in free if h.doc != "globex.pdf"]
+        assert [(h.doc, h.chunk_id, h.score) for h in hits] == [(h.doc, h.chunk_id, h.score) for h in want]
+        assert free[0].doc != "globex.pdf"  # the ranker alone would not have put it there
+        assert ix.search(q, k=3, doc="other1.pdf")[0].doc == "other1.pdf"  # within a document nothing moves
 
 
 def test_issuer_words_are_root_terms_of_their_documents():

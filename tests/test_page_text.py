@@ -12,7 +12,9 @@ from pdfgen import PDFBuilder
 from retrievers.arrays import page_texts
 from retrievers.bm25 import SparseBM25
 from retrievers.corpus import LAYOUT
-from retrievers.features import PAGE_TEXT_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, compute_features
+from retrievers.features import (
+    OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, compute_features,
+)
 from retrievers.index import Index
 from retrievers.ranker import LambdaRanker, default_model_path
 from retrievers.training import load_queries, make_training_set, train_ranker
@@ -92,6 +94,24 @@ def test_page_text_features_rank_pages_within_each_document_of_a_collection(two_
         # zephyrion's dividend page is its last: its neighbour is the page before it, which does not match
         z_last = np.array([c.doc_names[c.chunk_doc[r]] == "zephyrion.pdf" and 3 in c.pages_of(r) for r in cand])
         assert np.all(f["page_text_nb"][z_last] == 0)
+
+
+def test_open_page_features_are_the_page_text_unless_the_question_names_a_concept(two_docs):
+    with Index.open(two_docs) as ix:
+        c = ix.corpus
+        qs = ix.query_scores("pumps and valves for water utilities", dense=False)
+        assert not qs.expansion.concepts
+        cand = ix.candidates(qs, n=100)
+        assert np.array_equal(compute_features(c, qs, cand, OPEN_PAGE_FEATURES),
+                              compute_features(c, qs, cand, PAGE_TEXT_FEATURES))
+        # "capital expenditure" is a concept (purchases of property, plant and equipment): its best whole
+        # page is the one in the reader's words, which a 10-K seldom answers on: unknown, not zero
+        qs = ix.query_scores("What were the capital expenditures?", dense=False)
+        assert qs.expansion.concepts
+        cand = ix.candidates(qs, n=100)
+        assert np.isnan(compute_features(c, qs, cand, OPEN_PAGE_FEATURES)).all()
+        assert not np.isnan(compute_features(c, qs, cand, PAGE_TEXT_FEATURES)).any()
+        assert set(OPEN_PAGE_FEATURES) <= set(PORTABLE_LEXICAL)  # the shipped rankers read them
 
 
 def test_documents_added_as_chunks_take_their_pages_from_the_chunks(tmp_path):

@@ -1,7 +1,7 @@
 """Collection-wide retrieval, leave one family out (issues 22 and 26).
 
     nice -n 10 python -m eval.bench.collection [--sets filings,longdoc] [--variants portable,no-concepts] \
-        [--out eval/out/collection.json]     # variants: portable, no-concepts, no-doc, page-text
+        [--route] [--out eval/out/collection.json]   # variants: portable, no-concepts, no-doc, page-text, no-open-page
 
 The question does not name its document: each query is ranked over every chunk of its
 set's index (the 37 filings, the 24 long documents), and a page counts only in the
@@ -30,11 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.bench.common import REPO, bootstrap_ci, paired_diff
+from eval.bench.common import REPO, bootstrap_ci, bootstrap_ratio, paired_diff
 from eval.bench.generalise import (
     DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, _monotone, load_parts, per_query, training_sets,
 )
-from retrievers.features import CONCEPT_FEATURES, DOC_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features
+from retrievers.features import (
+    CONCEPT_FEATURES, DOC_FEATURES, OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
+)
+from retrievers.ranking import named_first
 from retrievers.training import leave_one_family_out, make_training_set
 
 #: feature sets compared (the shipped set, and the same without the concept features of issue 26)
@@ -45,7 +48,10 @@ VARIANTS = {
     # words counted as found stay: they are not features)
     "no-doc": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in DOC_FEATURES),
     # with the whole-page text features of issue 22 item 5 (retrievers.page_features; not shipped)
-    "page-text": lambda feats: tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES if f in feats),
+    "page-text": lambda feats: tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES
+                                     if f in feats and f not in OPEN_PAGE_FEATURES),
+    # without the open-question page-text features (the design shipped before section 27)
+    "no-open-page": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in OPEN_PAGE_FEATURES),
 }
 
 
@@ -67,6 +73,12 @@ def page_bm25_collection(pb: PageBM25, query: str, doc: str, depth: int = DEPTH)
     order = np.argsort(-s, kind="stable")[:depth]
     lo, hi = pb.start[doc]
     return [int(i - lo) if lo <= i < hi else -1 - int(i) for i in order if s[i] > 0]
+
+
+def routed(ix, query: str, rows) -> np.ndarray:
+    """``rows`` as :meth:`retrievers.index.Index.search` routes them: the named documents' chunks first."""
+    rows = np.asarray(rows)
+    return rows[named_first(ix.corpus, rows, ix.named_docs(ix.query_scores(query, dense=False)))]
 
 
 def summary(pq: dict, qids: list[str]) -> dict:
@@ -94,6 +106,8 @@ def main(argv=None) -> int:
     ap.add_argument("--balance", choices=["none", "family"], default="none")
     ap.add_argument("--monotone", choices=["evidence", "none"], default="evidence")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--route", action="store_true",
+                    help="also score each collection ranking with the named documents' chunks first")
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "collection.json"))
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -135,19 +149,29 @@ def main(argv=None) -> int:
                 key = f"ranker:{v}" + ("@collection" if scope == "collection" else "")
                 runs[key] = {q.qid: collection_pages(ix, rows[:DEPTH], q.doc)
                              for q, rows in zip(test.queries, ranked) if rows is not None}
+                if scope == "collection" and args.route:
+                    runs[key + "+route"] = {q.qid: collection_pages(ix, routed(ix, q.query, rows)[:DEPTH], q.doc)
+                                            for q, rows in zip(test.queries, ranked) if rows is not None}
                 log(f"{name}: LOFO {v} {scope} done")
         qids = [q.qid for q in qs]
         pq = {m: per_query(r, [q for q in qs if q.qid in r]) for m, r in runs.items()}
         table = {m: summary(pq[m], [q for q in qids if q in pq[m]]) for m in pq}
         for v in args.variants.split(","):
-            inside, coll = table.get(f"ranker:{v}"), table.get(f"ranker:{v}@collection")
-            if inside and coll and inside["map"] > 0:
-                table[f"ranker:{v}@collection"]["ratio_to_within"] = round(coll["map"] / inside["map"], 3)
+            for key in (f"ranker:{v}@collection", f"ranker:{v}@collection+route"):
+                both = [q for q in qids if q in pq.get(key, {}) and q in pq.get(f"ranker:{v}", {})]
+                if both and table[f"ranker:{v}"]["map"] > 0:
+                    r = bootstrap_ratio([pq[key][q]["map"] for q in both], [pq[f"ranker:{v}"][q]["map"] for q in both])
+                    table[key]["ratio_to_within"] = round(r["ratio"], 3)
+                    table[key]["ratio_ci95"] = r["ci95"]
         diffs = {b: paired_diff(pq["ranker:portable@collection"], pq[b], qids)
                  for b in ("bm25@collection", "dense@collection", "hybrid@collection", "page-bm25@collection",
                            "ranker:no-concepts@collection", "ranker:no-doc@collection",
-                           "ranker:page-text@collection") if b in pq and "ranker:portable@collection" in pq}
-        result["sets"][name] = {"table": table, "diff_ranker_portable_collection_vs": diffs}
+                           "ranker:page-text@collection", "ranker:no-open-page@collection",
+                           "ranker:no-open-page@collection+route", "ranker:portable@collection+route")
+                 if b in pq and "ranker:portable@collection" in pq}
+        result["sets"][name] = {"table": table, "diff_ranker_portable_collection_vs": diffs,
+                                "per_query_map": {m: {q: round(v["map"], 4) for q, v in pq[m].items()}
+                                                  for m in pq if m.startswith("ranker")}}
     result["seconds"] = round(time.perf_counter() - t0, 1)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1, ensure_ascii=False))
@@ -165,7 +189,8 @@ def render(result: dict) -> str:
         for m, s in sorted(r["table"].items(), key=lambda kv: ("@collection" not in kv[0], kv[0])):
             ci, ci5 = s["map_ci95"], s["recall_any@5_ci95"]
             lines.append(f"| {m} | {s['map']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] | {s['recall_any@5']:.3f} "
-                         f"[{ci5[0]:.3f}, {ci5[1]:.3f}] | {s.get('ratio_to_within', '')} |")
+                         f"[{ci5[0]:.3f}, {ci5[1]:.3f}] | {s.get('ratio_to_within', '')}"
+                         + (f" [{s['ratio_ci95'][0]:.2f}, {s['ratio_ci95'][1]:.2f}]" if "ratio_ci95" in s else "") + " |")
         lines.append("")
         for b, d in r["diff_ranker_portable_collection_vs"].items():
             if d:

@@ -35,10 +35,12 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 * ``no-mention``: ``portable`` without ``sec_mention`` / ``q_sec_mention``;
 * ``no-concepts``: ``portable`` without the concept and year features of issue 26
   (:data:`retrievers.features.CONCEPT_FEATURES`): the shipped design before them;
-* ``page-text``: ``portable`` with the whole-page text features of issue 22 item 5
+* ``page-text``: ``no-open-page`` with the whole-page text features of issue 22 item 5
   (:data:`retrievers.features.PAGE_TEXT_FEATURES`, not monotone), not shipped (``eval/RESULTS.md``
   section 21); the reports of section 21 were run while they were in ``portable``, where
   ``ranker:portable`` is this variant and ``ranker:no-page-text`` the shipped design;
+* ``no-open-page``: ``portable`` without the open-question page-text features
+  (:data:`retrievers.features.OPEN_PAGE_FEATURES`): the design shipped before section 27;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
   10-K questions only gives elsewhere);
 * ``shipped-before``: the ranker shipped before this change (``--old-model``),
@@ -74,7 +76,7 @@ from eval.bench.generalise_build import DATA, index_dir
 from eval.retrieval_metrics import evaluate
 from retrievers.bm25 import SparseBM25
 from retrievers.features import (
-    CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
+    CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
     evidence_constraints,
 )
 from retrievers.index import Index
@@ -88,8 +90,9 @@ METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10")
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
 #: variants that take ``--monotone`` (the shipped design and its ablations)
-MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts", "page-text")
-VARIANTS = ("portable", "no-concepts", "page-text", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
+MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts", "page-text",
+                     "no-open-page")
+VARIANTS = ("portable", "no-open-page", "no-concepts", "page-text", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
             "shipped-before")
 RAW22 = LEXICAL_FEATURES + DENSE_FEATURES
 
@@ -322,7 +325,9 @@ def main(argv=None) -> int:
         "raw22": (tuple(f for f in RAW22 if f in feats), "family", None),
         "no-mention": (tuple(f for f in portable if f not in ("sec_mention", "q_sec_mention")), args.balance, None),
         "no-concepts": (tuple(f for f in portable if f not in CONCEPT_FEATURES), args.balance, None),
-        "page-text": (portable + tuple(f for f in PAGE_TEXT_FEATURES if f in feats), args.balance, None),
+        "page-text": (tuple(f for f in portable if f not in OPEN_PAGE_FEATURES)
+                      + tuple(f for f in PAGE_TEXT_FEATURES if f in feats), args.balance, None),
+        "no-open-page": (tuple(f for f in portable if f not in OPEN_PAGE_FEATURES), args.balance, None),
         "filings-only": (portable, args.balance, "filings"),
     }
     per_seed_map = defaultdict(dict)
@@ -416,7 +421,7 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
                     if any(q in pq[m] for q in qids)}
         if "ranker:portable" in pq:
             table[g]["diff_ranker_vs"] = {b: paired_diff(pq["ranker:portable"], pq[b], qids)
-                                          for b in ("bm25", "hybrid", "dense", "page-bm25", "ranker:page-text") if b in pq}
+                                          for b in ("bm25", "hybrid", "dense", "page-bm25", "ranker:page-text", "ranker:no-open-page") if b in pq}
     result["groups"] = table
     result["per_seed"] = {v: {str(sd): {g: round(float(np.mean([per_query(run, [q for q in queries if q.qid in run])[x]["map"]
                                                                   for x in qids if x in run])), 4)

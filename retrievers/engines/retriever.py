@@ -80,11 +80,12 @@ class EngineRetriever:
                    float(score), p.get("text", ""))
 
     def search(self, query: str, k: int = 10, *, doc: str | None = None, mode: Mode = "ranker",
-               where: Mapping[str, Any] | None = None) -> list[Hit]:
+               where: Mapping[str, Any] | None = None, route: bool = True) -> list[Hit]:
         """The ``k`` best chunks for ``query`` (within document ``doc`` if given), best first.
 
         Modes as :meth:`Index.search`: ``ranker`` (default), ``bm25``, ``dense``, ``hybrid``; ``where``
-        as there (the engine filters on the matching documents' names).
+        as there (the engine filters on the matching documents' names); ``route`` as there (the named
+        documents' chunks first).
         """
         index = self.index
         check_request(mode, k, has_dense=index.has_dense, path=index.path)
@@ -127,7 +128,8 @@ class EngineRetriever:
         more = self.engine.lexical(xterms, n, doc=doc) if xterms else []
         # then the documents the question names, each on its own (Index.candidates)
         scope = None if doc is None else {doc} if isinstance(doc, str) else set(doc)
-        for i in index.named_docs(qs, asked):
+        named = index.named_docs(qs, asked)
+        for i in named:
             name = index.corpus.doc_names[i]
             if scope is not None and name not in scope:
                 continue
@@ -144,5 +146,5 @@ class EngineRetriever:
         if rows.size == 0:
             return []
         model = self.ranker or index.ranker
-        order, s = rerank(index.corpus, qs, rows, model, k)
+        order, s = rerank(index.corpus, qs, rows, model, k, named if route else ())
         return [self._hit(kept[i], sc) for i, sc in zip(order.tolist(), s.tolist())]
