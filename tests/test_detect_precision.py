@@ -159,10 +159,61 @@ def test_words_spread_across_a_line_and_cover_lines_are_no_headings(tmp_path):
     b.row([(0, "EBITDA"), (150, "TOTAL"), (300, "GROSS MARGIN")], bold=True)  # chart labels read as one line
     b.para()
     titles = _titles(b.save(tmp_path / "cover.pdf"))
-    assert "Results of Operations" in titles and "ACME INDUSTRIES, INC." in titles, titles
-    for t in ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Washington, D.C. 20549", "FORM 10-K"):
+    assert "Results of Operations" in titles, titles
+    # the registrant's name is the SEC cover page's, not a section's: the document is the tree's root
+    for t in ("UNITED STATES SECURITIES AND EXCHANGE COMMISSION", "Washington, D.C. 20549", "FORM 10-K",
+              "ACME INDUSTRIES, INC."):
         assert t not in titles, titles
     assert not any(t.startswith("EBITDA") for t in titles), titles
+
+
+def test_sec_cover_bound_inside_a_report_and_front_and_back_covers_hold_no_heading(tmp_path):
+    b = PDFBuilder(footer=None)
+    b.heading("Annual Report", size=36)  # a front cover: the title, a tagline, nothing to read
+    b.text("Building what matters", size=18, bold=True)
+    b.new_page()
+    b.heading("Contents", size=18)
+    b.para("Letter to Shareholders 3")
+    b.new_page()
+    b.heading("Letter to Shareholders", size=18)
+    b.para(LOREM)
+    b.new_page()  # the 10-K's cover, bound after the letter
+    b.text("UNITED STATES", size=12, bold=True, gap_after=2)
+    b.text("SECURITIES AND EXCHANGE COMMISSION", size=12, bold=True, gap_after=2)
+    b.text("Washington, D.C. 20549", size=10, gap_after=10)
+    b.heading("FORM 10-K", size=16)
+    b.heading("ACME Industries", size=20)
+    b.heading("OR", size=10)
+    b.para("Commission file number 1-2345. Indicate by check mark whether the registrant is a well-known "
+           "seasoned issuer.")
+    topics = ("Business", "Risk Factors", "Properties", "Legal Proceedings", "Market for Equity", "Selected Data",
+              "Liquidity", "Capital Resources", "Market Risk", "Financial Statements", "Controls", "Governance",
+              "Compensation", "Ownership", "Relationships", "Accountant Fees", "Exhibits", "Form Summary")
+    for k, topic in enumerate(topics, 1):
+        b.new_page()
+        if k % 2:  # not at one place on every page, or it reads as a running header
+            b.para(LOREM)
+        b.heading(f"Item {k}. {topic}", size=14)
+        b.para(LOREM)
+    b.new_page()  # a back cover: the imprint
+    b.heading("CONTACT", size=14)
+    b.text("ACME Industries, 1 Main Street", size=10)
+    b.text("TSX: ACME", size=12, bold=True)
+    titles = _titles(b.save(tmp_path / "covers.pdf"))
+    assert "Letter to Shareholders" in titles and "Item 1. Business" in titles, titles
+    assert "Item 18. Form Summary" in titles, titles
+    for t in ("Annual Report", "Building what matters", "ACME Industries", "OR", "CONTACT", "TSX: ACME"):
+        assert t not in titles, titles
+
+
+def test_a_sparse_first_page_of_a_short_document_keeps_its_heading(tmp_path):
+    b = PDFBuilder()
+    b.heading("Service Bulletin", size=24)  # a five-page document: its first page is not a cover
+    b.new_page()
+    b.heading("Scope", size=14)
+    b.para(LOREM)
+    titles = _titles(b.save(tmp_path / "short.pdf"))
+    assert "Service Bulletin" in titles and "Scope" in titles, titles
 
 
 def test_real_short_headings_between_paragraphs_stay(tmp_path):

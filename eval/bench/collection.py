@@ -1,7 +1,7 @@
 """Collection-wide retrieval, leave one family out (issues 22 and 26).
 
     nice -n 10 python -m eval.bench.collection [--sets filings,longdoc] [--variants portable,no-concepts] \
-        [--route] [--out eval/out/collection.json]   # variants: portable, no-concepts, no-doc, page-text, no-open-page
+        [--route] [--one-index] [--out eval/out/collection.json]   # variants: portable, no-concepts, no-doc, page-text, no-open-page
 
 The question does not name its document: each query is ranked over every chunk of its
 set's index (the 37 filings, the 24 long documents), and a page counts only in the
@@ -16,7 +16,10 @@ filings' collection groups, as the shipped rankers train
 (:func:`eval.bench.generalise.training_sets`).  Baselines: BM25, dense and hybrid
 over chunks, and the 20-line **page-BM25** (BM25 over each page's whole PyMuPDF
 text, all pages of the set ranked together).  95% bootstrap intervals (queries
-resampled).  Uses the indexes of ``python -m eval.bench.generalise_build``.
+resampled).  Uses the indexes of ``python -m eval.bench.generalise_build``; with ``--one-index``, every set's
+questions are ranked over one index of all the shared reports (``generalise_build --sets all
+--models e5``: filings, long documents, prospectuses, one multilingual model), the rankers still
+trained on the per-set indexes.
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ import numpy as np
 
 from eval.bench.common import REPO, bootstrap_ci, bootstrap_ratio, paired_diff
 from eval.bench.generalise import (
-    DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, _monotone, load_parts, per_query, training_sets,
+    DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, monotone_for, load_parts, per_query, training_sets,
 )
+from eval.bench.generalise_build import ALL, index_dir
 from retrievers.features import (
     CONCEPT_FEATURES, DOC_FEATURES, OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
 )
+from retrievers.index import Index
 from retrievers.ranking import named_first
 from retrievers.training import leave_one_family_out, make_training_set
 
@@ -108,6 +113,9 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--route", action="store_true",
                     help="also score each collection ranking with the named documents' chunks first")
+    ap.add_argument("--one-index", action="store_true",
+                    help="rank every set's questions over one index of all the shared reports "
+                         "(python -m eval.bench.generalise_build --sets all --models e5) instead of its set's index")
     ap.add_argument("--out", default=str(REPO / "eval" / "out" / "collection.json"))
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -117,16 +125,26 @@ def main(argv=None) -> int:
         print(f"[{time.perf_counter() - t0:7.1f}s] {msg}", file=sys.stderr, flush=True)
 
     parts, opened = load_parts(args)
+    one = None
+    if args.one_index:
+        d = index_dir(Path(args.cache), ALL, "e5")
+        if not (d / "index.sqlite").exists():
+            ap.error(f"{d}: no index of all the reports; build it: python -m eval.bench.generalise_build --sets all --models e5")
+        one = opened["all"] = Index.open(d)
     feats = tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES
-                  if all(f in available_features(p.index.corpus) for p in parts))
+                  if all(f in available_features(x.corpus) for x in [p.index for p in parts] + ([one] if one else [])))
     _, train, _ = training_sets(parts, feats)
     log(f"training groups: {len(train.queries)}")
     params = {"n_estimators": args.trees, "learning_rate": args.learning_rate, "n_jobs": args.jobs}
     result: dict = {"sets": {}, "variants": args.variants.split(","), "seed": args.seed,
-                    "command": " ".join(["python", "-m", "eval.bench.collection", *(argv or sys.argv[1:])])}
+                    "one_index": bool(one), "command": " ".join(["python", "-m", "eval.bench.collection", *(argv or sys.argv[1:])])}
     for name in args.sets.split(","):
-        part = next(p for p in parts if p.name == name)
-        ix, qs = part.index, part.queries
+        mine = [p for p in parts if p.name == name]
+        if not mine:
+            ap.error(f"unknown set {name!r}; known: {sorted({p.name for p in parts})}")
+        # a set may span two indexes (prospectus-en: filings and headings documents); the one index holds both
+        ix = one if one is not None else mine[0].index
+        qs = [q for p in mine for q in p.queries] if one is not None else mine[0].queries
         runs: dict[str, dict] = {}
         pb = PageBM25(ix, Path(args.cache))
         runs["page-bm25@collection"] = {q.qid: page_bm25_collection(pb, q.query, q.doc) for q in qs}
@@ -145,7 +163,7 @@ def main(argv=None) -> int:
             for v in args.variants.split(","):
                 names = VARIANTS[v](feats)
                 ranked = leave_one_family_out(test, train=train, features=names, seed=args.seed,
-                                              balance=args.balance, monotone=_monotone(args, names), **params)
+                                              balance=args.balance, monotone=monotone_for(args, names), **params)
                 key = f"ranker:{v}" + ("@collection" if scope == "collection" else "")
                 runs[key] = {q.qid: collection_pages(ix, rows[:DEPTH], q.doc)
                              for q, rows in zip(test.queries, ranked) if rows is not None}

@@ -346,7 +346,7 @@ def main(argv=None) -> int:
             runs["ranker:shipped-before"] = rows_to_run(test, ranked, part_of)
             continue
         names, balance, only = spec[v]
-        mono = _monotone(args, names) if v in MONOTONE_VARIANTS else None
+        mono = monotone_for(args, names) if v in MONOTONE_VARIANTS else None
         tr = train
         if only:
             keep = [i for i, q in enumerate(train.queries) if set_of[q.qid] == only]
@@ -370,7 +370,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def _monotone(args, names) -> dict[str, int] | None:
+def monotone_for(args, names) -> dict[str, int] | None:
     """The ranker's monotone constraints for ``names`` under ``--monotone``."""
     return evidence_constraints(names) if args.monotone == "evidence" else None
 
@@ -381,7 +381,7 @@ def set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, 
         set_test = test._replace(queries=[q._replace(family=set_of[q.qid]) for q in test.queries])
         set_train = train._replace(queries=[q._replace(family=set_of[q.qid]) for q in train.queries])
         ranked = leave_one_family_out(set_test, train=set_train, features=portable, seed=seeds[0], balance=args.balance,
-                                      monotone=_monotone(args, portable),
+                                      monotone=monotone_for(args, portable),
                                       **lofo_params)
         runs["ranker:leave-one-set-out"] = rows_to_run(set_test, ranked, part_of)
         log("leave-one-set-out done")
@@ -394,7 +394,7 @@ def set_folds(args, test, train, set_of, part_of, portable, seeds, lofo_params, 
         doc_train = train._replace(queries=[q._replace(family=(q.doc if set_of[q.qid] == "prospectus-zh" else q.family))
                                             for q in train.queries])
         ranked = leave_one_family_out(doc_test, train=doc_train, features=portable, seed=seeds[0], balance=args.balance,
-                                      monotone=_monotone(args, portable),
+                                      monotone=monotone_for(args, portable),
                                       families=sorted({q.doc for q in zh}), **lofo_params)
         runs["ranker:leave-one-prospectus-out"] = rows_to_run(doc_test, ranked, part_of)
         log("leave-one-prospectus-out done")
@@ -442,7 +442,7 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
     bm_map = float(np.mean([bm[q.qid]["map"] for q in fil_doc.queries])) if fil else 0.0
     for sd in [int(s) for s in args.company_cv_seeds.split(",") if s]:
         ranked = cross_validate(fil_doc, also=[fil_col], seed=sd,
-                                monotone=_monotone(args, portable),
+                                monotone=monotone_for(args, portable),
                                 **params)
         run = {q.qid: _pages(fil.index, rows[:DEPTH], q.doc) for q, rows in zip(fil_doc.queries, ranked)}
         p = per_query(run, fil_doc.queries)
@@ -504,7 +504,7 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
     for name, feats in todo:
         _, train, _ = training_sets(parts, feats)
         model = train_ranker(train, seed=0, balance=args.balance, metadata=meta, n_estimators=args.trees,
-                             monotone=_monotone(args, feats),
+                             monotone=monotone_for(args, feats),
                              learning_rate=args.learning_rate)
         path = model.save(out_dir / f"{name}.txt")
         out[name] = {"path": str(path), "queries": len(train.queries), "features": list(feats)}

@@ -22,7 +22,7 @@ from typing import Sequence
 from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
-from .not_headings import page_reasons, text_reason
+from .not_headings import cover_reason, page_reasons, text_reason
 from .outline import heading_from_block
 from .wrapped import continues_title, join_wrapped, union_bbox
 
@@ -291,7 +291,13 @@ def _not_headings(document: Document, candidates: Sequence[Block]) -> dict[int, 
         else:
             by_page[b.page].add(b.index)
     for p, idx in by_page.items():
-        out.update(page_reasons(document.page_blocks(p), idx))
+        blocks = document.page_blocks(p)
+        cover = cover_reason(blocks, p, document.page_count)
+        if cover is not None:
+            out.update((b.index, cover) for b in blocks
+                       if b.index in idx and not is_contents_title(_candidate_text(b), plain=True))
+            continue
+        out.update(page_reasons(blocks, idx))
     return out
 
 

@@ -3,8 +3,9 @@
 Layout scoring (:mod:`.detect`) judges a block by its look; a column header in bold, a board
 member's name in a larger size or "Sincerely," on a line of its own look like titles too.  Each
 false heading cuts a section, so chunks end at table rows and section paths carry column headers.
-Two kinds of evidence, both cheap (no table finder, no second pass over the PDF):
+Three kinds of evidence, all cheap (no table finder, no second pass over the PDF):
 
+* **the page** (:func:`cover_reason`): an SEC cover page, a front or back cover with hardly any words;
 * **the text alone** (:func:`text_reason`): letter closings, "/s/" signatures, "(continued)" repeats of a
   title on the next page, SEC cover-page lines,
   column headers ("Three Months Ended", "(In millions)"), total rows of dashes ("Total $ — $ —");
@@ -26,7 +27,7 @@ from ..model import Block
 from ..numbering import parse_numbering
 from ..text import CJK_WIDE
 
-__all__ = ["text_reason", "page_reasons", "is_table_line"]
+__all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line"]
 
 _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
@@ -69,6 +70,37 @@ def text_reason(text: str, page: int) -> str | None:
     if any(x in ("$", "€", "£") or x.startswith(("$", "€", "£")) for x in toks):
         if sum(1 for x in toks if _FIGURE.match(x)) >= 3:
             return "figures row"
+    return None
+
+
+#: a front or back cover: the first or last page of a document of some length, with hardly any words on it
+_COVER_WORDS = 40
+_COVER_MIN_PAGES = 20
+
+
+def cover_reason(blocks: Sequence[Block], page: int, page_count: int) -> str | None:
+    """Why no line of this page (its ``blocks``) opens a section, or None.
+
+    An SEC cover page -- three or more of the form's own lines on it, the Commission's name among them
+    ("SECURITIES AND EXCHANGE COMMISSION", "FORM 10-K", "Commission file number"), wherever an annual
+    report binds it -- holds the registrant's
+    name, check-box captions ("OR") and addresses, never a section.  The first or last page of a document
+    of :data:`_COVER_MIN_PAGES` pages or more with at most :data:`_COVER_WORDS` words is a front or back
+    cover: the report's title, a tagline, a ticker, an imprint's labels; the document is the root of its
+    tree, not a section in it.  A contents title on such a page stays (the caller checks).
+    """
+    lines = {ln.strip().lower() for b in blocks for ln in b.text.split("\n")}
+    form = [ln for ln in lines if _SEC_COVER.match(ln)]
+    # three of the form's lines, the Commission's name among them: a letter addressed to the SEC (an
+    # auditor's exhibit) has two, a risk section citing "Form 10-K" and "Form 10-Q" has no Commission
+    if len(form) >= 3 and any("commission" in ln for ln in form):
+        return "SEC cover page"
+    if page_count >= _COVER_MIN_PAGES and page in (0, page_count - 1):
+        # a Chinese word is about two characters; count them so, not as one whitespace-separated run
+        words = sum(len([t for t in b.text.split() if not _WIDE.search(t)]) + len(_WIDE.findall(b.text)) / 2
+                    for b in blocks)
+        if words <= _COVER_WORDS:
+            return "front cover" if page == 0 else "back cover"
     return None
 
 
