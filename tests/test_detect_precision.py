@@ -332,3 +332,56 @@ def test_a_label_on_a_table_blocks_rows_is_a_cell():
     reasons = page_reasons(blocks, {0, 2})
     assert reasons.get(2) == "on a table's rows", reasons
     assert 0 not in reasons, reasons
+
+
+def _report_in_small_type(b: PDFBuilder, pages: int = 3) -> None:
+    """A few pages of a report whose body is 9 pt with bold 12 pt section titles."""
+    for k in range(pages):
+        if k % 2:  # not at one place on every page, or it reads as a running header
+            b.para(LOREM, size=9)
+        b.heading(f"Section {k + 1} Review", size=12)
+        for _ in range(6):
+            b.para(LOREM, size=9)
+        b.new_page()
+
+
+def test_an_exhibit_letter_set_larger_than_the_report_holds_no_headings(tmp_path):
+    b = PDFBuilder(body_size=9)
+    b.new_page()
+    _report_in_small_type(b)
+    # an exhibit letter printed in 11 pt: larger than the report's body, but the body of its own page
+    b.text("October 23, 2017", size=11)
+    b.text("Mr. James Dinkins", size=11, gap_after=0)
+    b.text("Atlanta, Georgia", size=11, gap_after=12)
+    b.text("Name of Recipient: Francisco Crespo", size=11, gap_after=12)
+    b.heading("TERMS AND CONDITIONS", size=11)  # bold on a page set in regular type: still a title
+    for _ in range(4):
+        b.para(LOREM, size=11)
+    b.text("Sincerely,", size=11)
+    titles = _titles(b.save(tmp_path / "exhibit.pdf"))
+    assert "Section 2 Review" in titles and "TERMS AND CONDITIONS" in titles, titles
+    for t in ("Dinkins", "Atlanta", "Recipient", "October"):
+        assert not any(t in x for x in titles), titles
+
+
+def test_a_numbered_list_is_no_run_of_headings_but_numbered_sections_stay(tmp_path):
+    b = PDFBuilder(body_size=9)
+    b.new_page()
+    _report_in_small_type(b, pages=2)
+    b.heading("CONSENT OF INDEPENDENT AUDITORS", size=12)
+    b.para("We consent to the incorporation by reference in the following registration statements:", size=9)
+    for k in range(1, 6):  # the items follow each other: a list
+        b.text(f"{k}. Registration Statement Number 333-{7000 + k} on Form S-8", size=11, gap_after=4)
+    b.para(LOREM, size=9)
+    b.new_page()
+    for k, t in enumerate(("Eligibility", "Contributions", "Distributions"), 1):  # sections between: headings
+        b.text(f"{k}. {t}", size=11)
+        b.para(LOREM, size=9)
+    for c, t in (("E", "Distributions At Age 70"), ("F", "Specified Employees"), ("G", "Death Benefits")):
+        b.text(f"({c}) {t}", size=11)  # a plan's sub-headings, each over one sentence
+        b.text("See Section 6.1 of the Plan.", size=9)
+    titles = _titles(b.save(tmp_path / "lists.pdf"))
+    assert not any(t.startswith(tuple(f"{k}. Registration" for k in range(1, 6))) for t in titles), titles
+    for t in ("1. Eligibility", "2. Contributions", "3. Distributions", "(E) Distributions At Age 70",
+              "(F) Specified Employees", "(G) Death Benefits"):
+        assert t in titles, titles

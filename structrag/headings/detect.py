@@ -37,6 +37,11 @@ _AMOUNT = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*[)%]?$")
 _YEAR = re.compile(r"^(19|20)\d\d$|^\d{1,2}(\.\d{1,2})+\.?$")  # years and section numbers are no figures
 
 
+def _style_key(b: Block) -> tuple:
+    """(size to half a point, bold, italic, capitals): a line set in body type but in capitals is a look of its own."""
+    return (round(b.size * 2) / 2, b.bold, b.italic, len(b.text) <= 200 and latin_capitals(b.text))
+
+
 @dataclass(frozen=True, slots=True)
 class BodyStyle:
     """The document's dominant text style and the share of characters per style."""
@@ -65,8 +70,7 @@ def body_style(document: Document) -> BodyStyle:
         bolds[b.bold] += w
         fonts[b.font] += w
         colors[b.color] += w
-        # capitals are a look of their own: a line set in body type but in capitals is as rare as a bold one
-        keys[(round(b.size * 2) / 2, b.bold, b.italic, w <= 200 and latin_capitals(b.text))] += w
+        keys[_style_key(b)] += w
     total = sum(keys.values()) or 1
     return BodyStyle(
         size=sizes.most_common(1)[0][0] if sizes else 10.0,
@@ -110,8 +114,17 @@ def score_block(
     *,
     side_by_side: bool,
     repeats: int,
+    page_share: float = 0.0,
 ) -> tuple[float, tuple[str, ...]]:
-    """Heading evidence for one block: (score, reasons).  Positive reasons add, negative subtract."""
+    """Heading evidence for one block: (score, reasons).  Positive reasons add, negative subtract.
+
+    ``page_share`` is the share of its page's characters set in the block's own style (size, bold,
+    italic, capitals), counted only on pages with :data:`_PAGE_BODY_CHARS` characters or more
+    (:func:`page_style_shares`); the page's own body type opens no section even when the document's
+    body is set otherwise (an exhibit, a letter or an appendix in another size).  Numbered lines are left
+    to their numbering, bold ones to the page: a page whose text is mostly bold (a consent printed in
+    bold) stresses it, and its bold sub-headings ("Notifications") are still set apart by their place.
+    """
     score = 0.0
     reasons: list[str] = []
 
@@ -153,6 +166,8 @@ def score_block(
     share = body.key_share(b, caps)
     if share >= 0.25 and not filing_label:
         add(-2.0, f"body style ({share:.0%} of text)")
+    elif page_share >= _PAGE_BODY_SHARE and num is None and not b.bold:
+        add(-2.0, f"the page's body style ({page_share:.0%} of its text)")
     elif share <= 0.02:
         add(0.5, "rare style")
     stripped = text.rstrip()
@@ -180,6 +195,24 @@ def score_block(
     if repeats > 8:
         add(-1.5, f"repeated on {repeats} pages")
     return round(score, 3), tuple(reasons)
+
+
+#: a page's body type: half of its characters or more, on a page with some text on it (a section's
+#: opening page with a title and two short paragraphs is no evidence of what its body type is)
+_PAGE_BODY_SHARE = 0.5
+_PAGE_BODY_CHARS = 1200
+
+
+def page_style_shares(blocks: Sequence[Block]) -> dict[tuple, float]:
+    """Share of one page's characters per style key; empty for a page of under :data:`_PAGE_BODY_CHARS`."""
+    keys: Counter = Counter()
+    for b in blocks:
+        if not b.rotated:
+            keys[_style_key(b)] += len(b.text)
+    total = sum(keys.values())
+    if total < _PAGE_BODY_CHARS:
+        return {}
+    return {k: v / total for k, v in keys.items()}
 
 
 def _row_neighbours(blocks: Sequence[Block]) -> set[int]:
@@ -247,8 +280,11 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
         if b.line_count <= 3 and len(b.text) <= 150 and not b.rotated:
             pages_of_text[normalize_title(b.text)].add(b.page)
     side: set[int] = set()
+    shares: list[dict[tuple, float]] = []
     for p in range(document.page_count):
-        side |= _row_neighbours(document.page_blocks(p))
+        page = document.page_blocks(p)
+        side |= _row_neighbours(page)
+        shares.append(page_style_shares(page))
 
     scored: list[tuple[Block, float, tuple[str, ...]]] = []
     numbered: list[tuple[Block, float, tuple[str, ...], tuple, int]] = []  # below the bar, numbered
@@ -261,7 +297,8 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
         if _mostly_figures(text) or _garbled(text):
             continue  # figures, amounts, dates, unreadable text
         repeats = len(pages_of_text.get(normalize_title(b.text), ()))
-        s, why = score_block(b, text, body, side_by_side=b.index in side, repeats=repeats)
+        s, why = score_block(b, text, body, side_by_side=b.index in side, repeats=repeats,
+                             page_share=shares[b.page].get(_style_key(b), 0.0))
         if s >= min_score:
             scored.append((b, s, why))
         elif s >= min_score - _SEQ_MARGIN and b.index not in side and repeats <= 8 \

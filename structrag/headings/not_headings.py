@@ -222,12 +222,56 @@ def _in_rows(b: Block, t: Block) -> bool:
     return h > 0 and overlap >= 0.5 * h and b.bbox[0] < t.bbox[2] and t.bbox[0] < b.bbox[2] + 3 * _pitch(t)
 
 
+#: the numberings of list items as well as of headings; "Item 7", "Note 4", "Article II" and Chinese
+#: ordinals (a prospectus sets "一、" titles one under another) number headings only
+_LIST_SCHEMES = {"decimal", "paren-num", "paren-roman", "paren-alpha", "paren-ALPHA", "roman", "roman-lower",
+                 "alpha", "alpha-lower"}
+_LIST_RUN = 3
+_SENTENCE = re.compile(r"[.;:!?]['\"”’)]?$")
+
+
+def _list_items(blocks: Sequence[Block]) -> set[int]:
+    """Block indices of numbered list items: three or more consecutive numbers of one kind and look
+    ("1.", "2.", "3." or "(a)", "(b)", "(c)") with no running text between them.  Headings have their
+    sections between them; the items of a list (registration statements an auditor consents to, the
+    terms of a letter) follow each other."""
+    out: set[int] = set()
+    open_runs: dict[tuple, list[tuple[int, int]]] = {}  # key -> [(position on the page, value)]
+    done: list[list[tuple[int, int]]] = []
+    for k, b in enumerate(blocks):
+        text = " ".join(b.text.split())
+        num, _ = parse_numbering(text)
+        item = (num is not None and num.scheme in _LIST_SCHEMES and len(num.values) == 1 and b.line_count <= 2
+                and len(text) < 200 and not _WIDE.search(text))
+        if not item:
+            # running text ends every run open above it: a paragraph, or one sentence ("See Section 6.1(G)
+            # of the Plan." under a plan's sub-heading); a wrapped item's last word ("8") does not
+            if b.line_count >= 2 or len(text) >= 120 or (_SENTENCE.search(text) and len(text.split()) >= 3):
+                done.extend(open_runs.values())
+                open_runs.clear()
+            continue
+        key = (num.scheme, round(b.size * 2) / 2, b.bold, b.italic)
+        run = open_runs.get(key)
+        if run is not None and num.values[-1] == run[-1][1] + 1:
+            run.append((k, num.values[-1]))
+        else:
+            if run is not None:
+                done.append(run)
+            open_runs[key] = [(k, num.values[-1])]
+    done.extend(open_runs.values())
+    for run in done:
+        if len(run) >= _LIST_RUN:
+            out.update(blocks[k].index for k, _ in run)
+    return out
+
+
 def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str]:
     """Why each of the ``candidates`` (block indices) among one page's ``blocks`` (reading order) is no heading."""
     out: dict[int, str] = {}
     if not candidates:
         return out
     n = len(blocks)
+    out.update((i, "numbered list item") for i in _list_items(blocks) if i in candidates)
     table = [is_table_line(b) for b in blocks]
     for k, b in enumerate(blocks):
         if b.index not in candidates or table[k] or _numbered(b):
