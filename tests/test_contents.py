@@ -214,6 +214,51 @@ def test_wrapped_entry_and_divider_rows(tmp_path):
     assert found.entries[2].page == found.entries[3].page == 3  # a divider points where the next entry does
 
 
+def _filing_with_dividers(tmp_path):
+    """A filing whose contents groups its items under "PART I" / "PART II", lines the body never prints."""
+    b = PDFBuilder(footer=None)
+    b.new_page()
+    b.text("Annual Report", size=24, bold=True)
+    for t in ("Item 1. Business", "Item 2. Properties", "Item 5. Market for Equity", "Item 7. Management's Discussion"):
+        b.new_page()
+        b.heading(t, size=13)
+        b.para()
+        b.heading("Overview", size=11)
+        b.para()
+    for p in range(1, b.doc.page_count):
+        b.doc[p].insert_text((290, 800), str(p), fontsize=8)
+    page = b.doc.new_page(pno=1)
+    page.insert_text((72, 80), "TABLE OF CONTENTS", fontsize=14, fontname="hebo")
+    rows = [("PART I", None, True), ("Item 1. Business", "1", False), ("Item 2. Properties", "2", False),
+            ("PART II", None, True), ("Item 5. Market for Equity", "3", False),
+            ("Item 7. Management's Discussion", "4", False), ("Item 8. Financial Statements", "4", False)]
+    for k, (t, label, bold) in enumerate(rows):
+        page.insert_text((72, 120 + 20 * k), t, fontsize=10, fontname="hebo" if bold else "helv")
+        if label:
+            page.insert_text((520, 120 + 20 * k), label, fontsize=10)
+    return b.save(tmp_path / "dividers.pdf")
+
+
+def test_contents_dividers_the_body_never_prints_head_their_items(tmp_path):
+    path = _filing_with_dividers(tmp_path)
+    heads = detect_headings(_extract(path), outline="ignore")
+    titles = [h.text for h in heads]
+    assert titles.index("PART I") < titles.index("Item 1. Business") < titles.index("PART II") \
+        < titles.index("Item 5. Market for Equity"), titles
+    for t, first in (("PART I", "Item 1. Business"), ("PART II", "Item 5. Market for Equity")):
+        h = heads[titles.index(t)]
+        # no box, no text of its own: it starts where its first item starts
+        assert h.bbox is None and h.block == h.block_end == heads[titles.index(first)].block
+        assert h.source == "contents" and h.level == 1
+    # an entry with a page number that is not on its page is a missed title: nothing is made up for it
+    assert "Item 8. Financial Statements" not in titles
+    parsed = parse_pdf(path)
+    levels = {h.text: h.level for h in parsed.headings}
+    assert levels["PART I"] == levels["PART II"] == 1
+    assert levels["Item 1. Business"] == levels["Item 7. Management's Discussion"] == 2
+    assert levels["Overview"] == 3
+
+
 def test_contents_in_two_columns_reads_down_each_column(tmp_path):
     b = PDFBuilder(footer=None)
     b.new_page()

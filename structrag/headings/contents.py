@@ -23,6 +23,8 @@ from typing import NamedTuple, Sequence
 
 from ..model import Document, Heading, OutlineEntry
 from .contents_entries import ContentsEntry, contents_runs, parse_contents
+from ..text import clean_heading
+from .not_headings import text_reason
 from .outline import locate_outline
 from .page_labels import TitleIndex, footer_labels, map_pages
 
@@ -62,6 +64,39 @@ def _plausible(document: Document, h: Heading, title: str) -> bool:
 
 
 
+def _unprinted_parents(entries: Sequence[ContentsEntry], found: dict[int, Heading]) -> list[Heading]:
+    """Contents dividers printed nowhere in the body, placed before the first of their located entries.
+
+    A 10-Q's contents groups its sections under "Part I – Financial information" and "Item 2. Management's
+    Discussion ...", lines with no page number that the body never prints: the sections start with their own
+    titles.  Such a divider (no page label, not located) that heads located entries (the deeper entries after
+    it, up to the next one at its level or above) becomes a heading with no box and no text of its own
+    (``bbox=None``, ``block == block_end``, like an outline entry not found on its page), at the earliest
+    block of those entries, so the tree keeps the contents' grouping.  An entry with a page number that could
+    not be located is a title the locator missed, and nothing is made up for it.
+    """
+    out: list[Heading] = []
+    for k, e in enumerate(entries):
+        if k in found or e.label is not None or e.level is None or text_reason(e.title, e.page) is not None:
+            continue  # a "(continued)" repeat of a parent, or a wrapped "Years Ended ..." line, heads nothing
+        kids: list[Heading] = []
+        for j in range(k + 1, len(entries)):
+            if entries[j].level is None or entries[j].level <= e.level:
+                break
+            if j in found:
+                kids.append(found[j])
+        if not kids:
+            continue
+        first = min(kids, key=lambda h: h.block)
+        out.append(Heading(
+            text=clean_heading(e.title), page=first.page, bbox=None, block=first.block, block_end=first.block,
+            source="contents", level=e.level, level_source="contents", confidence=1.0, score=0.0,
+            reasons=(f"contents entry on p.{e.contents_page + 1} (divider)",
+                     f"not printed in the body: placed before {first.text[:40]!r}",
+                     f"level {e.level}: {e.level_reason}")))
+    return out
+
+
 def contents_entries(document: Document) -> list[tuple[tuple[int, ...], list[ContentsEntry]]]:
     """Each run of contents pages with its entries, pages mapped, levels not set."""
     titles = TitleIndex(document)
@@ -94,7 +129,8 @@ def locate_contents(
         located = locate_outline(document, [OutlineEntry(e.level, e.title, e.page) for e in usable_entries],
                                  source="contents")
         heads: list[Heading] = []
-        for e, le in zip(usable_entries, located):
+        found: dict[int, Heading] = {}
+        for k, (e, le) in enumerate(zip(usable_entries, located)):
             h = le.heading
             if h is None or not _plausible(document, h, e.title):
                 continue
@@ -105,7 +141,8 @@ def locate_contents(
                 f"contents match {le.match:.2f}",
                 f"level {e.level}: {e.level_reason}",
             )
-            heads.append(replace(h, score=le.match, reasons=reasons, confidence=1.0))
+            found[k] = replace(h, score=le.match, reasons=reasons, confidence=1.0)
+        heads = list(found.values()) + _unprinted_parents(usable_entries, found)
         labelled = sum(1 for e in entries if e.label is not None)
         stats["runs"].append({"pages": [p + 1 for p in run], "entries": len(entries), "labelled": labelled,
                               "mapped": sum(1 for e in entries if e.page >= 0), "located": len(heads)})
@@ -137,7 +174,8 @@ def locate_contents(
                 h = replace(h, level_source=SECONDARY, confidence=None,
                             reasons=h.reasons + ("level relative to the run (secondary contents)",))
             out.append(h)
-    out.sort(key=lambda h: h.block)
+    # an unprinted parent comes before the entries it heads at the same block (stable: contents order)
+    out.sort(key=lambda h: (h.block, h.bbox is not None))
     all_entries = tuple(e for _, es, _ in per_run for e in es)
     stats.update(entries=len(all_entries), labelled=sum(1 for e in all_entries if e.label is not None),
                  mapped=sum(1 for e in all_entries if e.page >= 0), located=len(out), main_run=main + 1,
