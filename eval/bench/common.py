@@ -72,6 +72,11 @@ def run_info(module: str, argv: Sequence[str] | None) -> dict[str, str]:
 # percentile pair rounded to 3 places (the figures in eval/RESULTS.md were computed this way).
 
 
+def fmt(x: Any, nd: int = 3) -> str:
+    """A figure for a report table: ``nd`` decimals, "—" for a missing one (None or NaN)."""
+    return "—" if x is None or (isinstance(x, float) and x != x) else f"{x:.{nd}f}"
+
+
 def _ci95(x: np.ndarray) -> list[float]:
     return [round(float(v), 3) for v in np.percentile(x, [2.5, 97.5])]
 

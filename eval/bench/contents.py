@@ -38,7 +38,7 @@ from structrag.extraction import extract
 from structrag.levels import assign_levels, make_predictor
 from structrag.pipeline import parse_document
 
-from eval.bench.common import commit, data_dir
+from eval.bench.common import commit, data_dir, fmt
 from eval.trees import heading_prf, load_outline, pool, score_document
 
 GROUPS = ("headings", "retrieval", "longdoc", "prospectus")
@@ -198,10 +198,6 @@ def run(data: Path, groups: tuple[str, ...] = GROUPS, only: list[str] | None = N
     return out
 
 
-def _f(x: Any) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
 def _counts_table(rows: list[dict[str, Any]], name_key: str) -> list[str]:
     lines = ["| document | pages | contents pages | entries | labelled | mapped | located | used | headings (from contents) |",
              "|---|---:|---|---:|---:|---:|---:|---|---:|"]
@@ -243,12 +239,12 @@ def to_markdown(res: dict[str, Any], command: str) -> str:
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for g, gi in h["groups"].items():
             a, b = gi["layout"], gi["contents"]
-            L.append(f"| {g} | {_f(a['macro_recall'])} | **{_f(b['macro_recall'])}** | {_f(a['macro_precision'])} | "
-                     f"{_f(b['macro_precision'])} | {_f(a['rules']['aligned_micro_steds'])} → "
-                     f"{_f(b['rules']['aligned_micro_steds'])} | {_f(a['rules']['parent_accuracy'])} → "
-                     f"{_f(b['rules']['parent_accuracy'])} | {_f(a['learned']['aligned_micro_steds'])} → "
-                     f"{_f(b['learned']['aligned_micro_steds'])} | {_f(a['learned']['parent_accuracy'])} → "
-                     f"{_f(b['learned']['parent_accuracy'])} |")
+            L.append(f"| {g} | {fmt(a['macro_recall'])} | **{fmt(b['macro_recall'])}** | {fmt(a['macro_precision'])} | "
+                     f"{fmt(b['macro_precision'])} | {fmt(a['rules']['aligned_micro_steds'])} → "
+                     f"{fmt(b['rules']['aligned_micro_steds'])} | {fmt(a['rules']['parent_accuracy'])} → "
+                     f"{fmt(b['rules']['parent_accuracy'])} | {fmt(a['learned']['aligned_micro_steds'])} → "
+                     f"{fmt(b['learned']['aligned_micro_steds'])} | {fmt(a['learned']['parent_accuracy'])} → "
+                     f"{fmt(b['learned']['parent_accuracy'])} |")
         ab = [(g, gi) for g, gi in h["groups"].items() if "contents-no-floor" in gi]
         if ab:
             L += ["", "Ablation: predicted headings after a contents heading of level k are placed at k+1 or deeper "
@@ -257,7 +253,7 @@ def to_markdown(res: dict[str, Any], command: str) -> str:
                   "|---|---|---|---|---|"]
             for g, gi in ab:
                 for p in PREDICTORS:
-                    cells = [f"{_f(gi[m][p]['aligned_micro_steds'])} / {_f(gi[m][p]['parent_accuracy'])}"
+                    cells = [f"{fmt(gi[m][p]['aligned_micro_steds'])} / {fmt(gi[m][p]['parent_accuracy'])}"
                              for m in ("layout", "contents-no-floor", "contents")]
                     L.append(f"| {g} | {p} | " + " | ".join(cells) + " |")
         L += ["", "Per document:", "",
@@ -266,11 +262,11 @@ def to_markdown(res: dict[str, Any], command: str) -> str:
               "|---|---|---:|---|---|---:|---:|---|---|"]
         for r in h["rows"]:
             a, b = r["layout"], r["contents"]
-            L.append(f"| {r['doc_id']} | {r['group']} | {r['outline_entries']} | {_f(a['recall'])} / {_f(a['precision'])} "
-                     f"| {_f(b['recall'])} / {_f(b['precision'])} | {b['n']} ({b['from_contents']}) | "
-                     f"{r['located']} / {r['entries']} | {_f(a['trees']['rules']['aligned_teds'])} → "
-                     f"{_f(b['trees']['rules']['aligned_teds'])} | {_f(a['trees']['learned']['aligned_teds'])} → "
-                     f"{_f(b['trees']['learned']['aligned_teds'])} |")
+            L.append(f"| {r['doc_id']} | {r['group']} | {r['outline_entries']} | {fmt(a['recall'])} / {fmt(a['precision'])} "
+                     f"| {fmt(b['recall'])} / {fmt(b['precision'])} | {b['n']} ({b['from_contents']}) | "
+                     f"{r['located']} / {r['entries']} | {fmt(a['trees']['rules']['aligned_teds'])} → "
+                     f"{fmt(b['trees']['rules']['aligned_teds'])} | {fmt(a['trees']['learned']['aligned_teds'])} → "
+                     f"{fmt(b['trees']['learned']['aligned_teds'])} |")
         sp = h["speed"]
         L += ["", f"Speed over the {sp['pages']} pages: extraction {sp['extract_s']:.1f} s, detection with contents "
               f"{sp['detect_s']:.1f} s, levels (learned) {sp['levels_s']:.1f} s CPU — "
@@ -293,10 +289,10 @@ def to_markdown(res: dict[str, Any], command: str) -> str:
               "|---|---|---:|---|---|---|---|"]
         for g, r in outl:
             a, b = r["against_outline"]["layout"], r["against_outline"]["contents"]
-            L.append(f"| {r['doc'][:48]} | {g} | {r['outline_entries']} | {_f(a['recall'])} / {_f(a['precision'])} | "
-                     f"{_f(b['recall'])} / {_f(b['precision'])} | {_f(a['trees']['rules']['aligned_teds'])} → "
-                     f"{_f(b['trees']['rules']['aligned_teds'])} | {_f(a['trees']['learned']['aligned_teds'])} → "
-                     f"{_f(b['trees']['learned']['aligned_teds'])} |")
+            L.append(f"| {r['doc'][:48]} | {g} | {r['outline_entries']} | {fmt(a['recall'])} / {fmt(a['precision'])} | "
+                     f"{fmt(b['recall'])} / {fmt(b['precision'])} | {fmt(a['trees']['rules']['aligned_teds'])} → "
+                     f"{fmt(b['trees']['rules']['aligned_teds'])} | {fmt(a['trees']['learned']['aligned_teds'])} → "
+                     f"{fmt(b['trees']['learned']['aligned_teds'])} |")
     return "\n".join(L) + "\n"
 
 

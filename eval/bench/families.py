@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import structrag.levels
-from eval.bench.common import CACHE, REPO, HeldOutModels, data_dir, run_info
+from eval.bench.common import CACHE, REPO, HeldOutModels, data_dir, fmt, run_info
 from eval.runners import score_end_to_end, score_level_only
 from eval.trees import DocumentScores, pool
 from structrag.files import file_sha1
@@ -259,10 +259,6 @@ def end_to_end(refs, family_of, model: HeldOutModels, predictors=("learned", "fo
 # report
 
 
-def _f(x: Any) -> str:
-    return "—" if x is None or (isinstance(x, float) and x != x) else f"{x:.3f}"
-
-
 def write_report(res: dict, path: Path) -> None:
     L: list[str] = []
     L += ["# Heading trees, leave one family out (issue 13)", "",
@@ -285,9 +281,9 @@ def write_report(res: dict, path: Path) -> None:
     for name, d in res["level_only"].items():
         p = d["pooled"]
         flag = " (in-sample on headings/)" if name == "learned/shipped" else ""
-        L.append(f"| {name}{flag} | {_f(p['business']['micro_steds'])} | {_f(p['manual']['micro_steds'])} | "
-                 f"{_f(p['paper']['micro_steds'])} | {_f(p['all']['micro_steds'])} | "
-                 f"{_f(p['business']['parent_accuracy'])} |")
+        L.append(f"| {name}{flag} | {fmt(p['business']['micro_steds'])} | {fmt(p['manual']['micro_steds'])} | "
+                 f"{fmt(p['paper']['micro_steds'])} | {fmt(p['all']['micro_steds'])} | "
+                 f"{fmt(p['business']['parent_accuracy'])} |")
     L += ["", "Per held-out family (level-only Micro-STEDS of the family's documents):", "",
           "| family | documents | " + " | ".join(res["level_only"]) + " |",
           "|---|---:|" + "---:|" * len(res["level_only"])]
@@ -300,7 +296,7 @@ def write_report(res: dict, path: Path) -> None:
             docs = d["documents"]
             size = sum(docs[i]["size"] for i in ids)
             ted = sum((1 - docs[i]["teds"]) * docs[i]["size"] for i in ids)
-            cells.append(_f(1 - ted / size if size else float("nan")))
+            cells.append(fmt(1 - ted / size if size else float("nan")))
         L.append(f"| {fam} | {len(ids)} | " + " | ".join(cells) + " |")
     e2e = res.get("end_to_end", {})
     if e2e:
@@ -310,10 +306,10 @@ def write_report(res: dict, path: Path) -> None:
               "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for name, d in e2e.items():
             p = d["pooled"]
-            L.append(f"| {name} | {_f(p['business']['recall'])} | {_f(p['business']['precision'])} | "
-                     f"{_f(p['business']['pruned_micro_steds'])} | {_f(p['manual']['recall'])} | "
-                     f"{_f(p['manual']['pruned_micro_steds'])} | {_f(p['paper']['recall'])} | "
-                     f"{_f(p['paper']['pruned_micro_steds'])} |")
+            L.append(f"| {name} | {fmt(p['business']['recall'])} | {fmt(p['business']['precision'])} | "
+                     f"{fmt(p['business']['pruned_micro_steds'])} | {fmt(p['manual']['recall'])} | "
+                     f"{fmt(p['manual']['pruned_micro_steds'])} | {fmt(p['paper']['recall'])} | "
+                     f"{fmt(p['paper']['pruned_micro_steds'])} |")
         keys = [k for k in e2e if k.startswith("learned/")]
         L += ["", "Per document (learned, leave-one-family-out): recall / precision / projected TEDS", "",
               "| document | family | " + " | ".join(keys) + " | heading sources (contents=auto) |",
@@ -322,7 +318,7 @@ def write_report(res: dict, path: Path) -> None:
             cells = []
             for k in keys:
                 x = e2e[k]["documents"][d["doc_id"]]
-                cells.append(f"{_f(x['recall'])} / {_f(x['precision'])} / {_f(x['pruned_teds'])}")
+                cells.append(f"{fmt(x['recall'])} / {fmt(x['precision'])} / {fmt(x['pruned_teds'])}")
             src = e2e[keys[-1]]["documents"][d["doc_id"]]["sources"]
             L.append(f"| {d['doc_id']} | {d['family']} | " + " | ".join(cells) + " | "
                      + ", ".join(f"{a} {b}" for a, b in sorted(src.items())) + " |")
@@ -336,7 +332,7 @@ def write_report(res: dict, path: Path) -> None:
                 ps = [e2e[k]["documents"][d["doc_id"]]["precision"] for d in res["documents"] if sel(d)]
                 macro[k] = (sum(rs) / len(rs), sum(ps) / len(ps)) if rs else (float("nan"), float("nan"))
             L += ["", f"Macro heading recall / precision over {label}: "
-                  + "; ".join(f"{k} **{_f(v[0])}** / {_f(v[1])}" for k, v in macro.items()) + "."]
+                  + "; ".join(f"{k} **{fmt(v[0])}** / {fmt(v[1])}" for k, v in macro.items()) + "."]
     L += ["", f"Training time of the leave-one-family-out models: {res['train_seconds']:.0f} s; "
           f"whole run {res['total_seconds']:.0f} s."]
     path.parent.mkdir(parents=True, exist_ok=True)

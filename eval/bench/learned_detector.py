@@ -33,7 +33,7 @@ from typing import Any, Mapping, Sequence
 
 from structrag.text import latin_capitals, normalize_title
 
-from eval.bench.common import bootstrap_ci, data_dir, run_info
+from eval.bench.common import bootstrap_ci, data_dir, fmt, run_info
 from eval.bench.families import load_families
 from eval.bench.precision import (LABELS, detect, find_pdf, label_key, load_labels, macro, outline_of,
                                   page_lines, precision, printed_entries, sha1_of)
@@ -194,22 +194,19 @@ def run(docs: Sequence[Mapping[str, Any]], threshold: float = 0.5, seed: int = 0
 
 
 def to_markdown(res: Mapping[str, Any], info: Mapping[str, str]) -> str:
-    def f(x: float) -> str:
-        return "–" if isinstance(x, float) and math.isnan(x) else f"{x:.3f}"
-
     lines = [f"# Learned filter over the rules' headings, leave one family out ({info.get('commit', '')})", "",
              "| document | family | rules precision | learned precision | true lost (learned) | rules outline recall"
              " | learned outline recall | detected rules → learned |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in res["rows"]:
         a, b = r["rules"], r["learned"]
-        lines.append(f"| {r['doc']} | {r['family']} | {f(a['precision'])} | {f(b['precision'])} | {b['lost_true']} | "
-                     f"{f(a['outline_recall'])} | {f(b['outline_recall'])} | {a['detected']} → {b['detected']} |")
+        lines.append(f"| {r['doc']} | {r['family']} | {fmt(a['precision'])} | {fmt(b['precision'])} | {b['lost_true']} | "
+                     f"{fmt(a['outline_recall'])} | {fmt(b['outline_recall'])} | {a['detected']} → {b['detected']} |")
     lines += ["", f"- threshold {res['threshold']} (class-balanced weights; not tuned)"]
     for arm in ("rules", "learned"):
         p, o = res[f"{arm}_precision"], res[f"{arm}_outline_recall"]
-        lines.append(f"- **{arm}**: labelled macro precision {f(p['macro'])} (95% CI {f(p['ci95'][0])}–{f(p['ci95'][1])},"
-                     f" {p['docs']} documents); outline recall macro {f(o['macro'])} ({o['docs']} documents);"
+        lines.append(f"- **{arm}**: labelled macro precision {fmt(p['macro'])} (95% CI {fmt(p['ci95'][0])}–{fmt(p['ci95'][1])},"
+                     f" {p['docs']} documents); outline recall macro {fmt(o['macro'])} ({o['docs']} documents);"
                      f" true labels lost {res[f'{arm}_lost_true']}; detected {res[f'{arm}_detected']}")
     g = res["precision_gain"]
     lines.append(f"- learned − rules, per document: {g['mean']:+.3f} (95% CI {g['ci95'][0]:+.3f} to {g['ci95'][1]:+.3f})")

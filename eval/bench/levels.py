@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from eval.bench.common import CACHE, HeldOutModels, data_dir, run_info
+from eval.bench.common import CACHE, HeldOutModels, data_dir, fmt, run_info
 from eval.runners import score_end_to_end, score_level_only
 from eval.trees import DocumentScores, pool, score_document
 from structrag.levels import assign_levels
@@ -220,10 +220,6 @@ def bench_throughput(refs, repeats: int = 3) -> dict:
 # --------------------------------------------------------------------------- report
 
 
-def _f(x) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
 def write_report(res: dict, path: Path) -> None:
     refs = res["documents"]
     L: list[str] = []
@@ -243,8 +239,8 @@ def write_report(res: dict, path: Path) -> None:
         for name, d in preds.items():
             for g in ("business", "manual", "all"):
                 p = d["pooled"][g]
-                L.append(f"| {name} | {g} | {_f(p['micro_steds'])} | {_f(p['macro_steds'])} | "
-                         f"{_f(p['parent_accuracy'])} | {_f(p['path_accuracy'])} |")
+                L.append(f"| {name} | {g} | {fmt(p['micro_steds'])} | {fmt(p['macro_steds'])} | "
+                         f"{fmt(p['parent_accuracy'])} | {fmt(p['path_accuracy'])} |")
         L.append("")
         if "learned" in preds and "font-size" in preds:
             a = preds["learned"]["pooled"]["business"]["micro_steds"]
@@ -275,8 +271,8 @@ def write_report(res: dict, path: Path) -> None:
         L.append("|---|---|---|---|---|")
         for g in ("business", "manual", "all"):
             p = ceil["pooled"][g]
-            L.append(f"| {g} | {_f(p['micro_steds'])} | {_f(p['macro_steds'])} | {_f(p['parent_accuracy'])} | "
-                     f"{_f(p['path_accuracy'])} |")
+            L.append(f"| {g} | {fmt(p['micro_steds'])} | {fmt(p['macro_steds'])} | {fmt(p['parent_accuracy'])} | "
+                     f"{fmt(p['path_accuracy'])} |")
         L.append("")
         L.append("Per document (STEDS): " + ", ".join(f"{k} {v['teds']:.3f}" for k, v in ceil["documents"].items())
                  + ".\n")
@@ -288,9 +284,9 @@ def write_report(res: dict, path: Path) -> None:
         L.append("|---|---|---|---|---|---|")
         for m, d in mem.items():
             p = d["pooled"]
-            L.append(f"| {m} | {_f(p['business']['micro_steds'])} | {_f(p['business']['parent_accuracy'])} | "
-                     f"{_f(p['manual']['micro_steds'])} | {_f(p['manual']['parent_accuracy'])} | "
-                     f"{_f(p['all']['micro_steds'])} |")
+            L.append(f"| {m} | {fmt(p['business']['micro_steds'])} | {fmt(p['business']['parent_accuracy'])} | "
+                     f"{fmt(p['manual']['micro_steds'])} | {fmt(p['manual']['parent_accuracy'])} | "
+                     f"{fmt(p['all']['micro_steds'])} |")
         L.append("\n`previous-n` is n = 3, `random` one processed heading per level (seed 0), `branches` the "
                  "DOSA window of 8.\n")
     gran = res.get("granularity")
@@ -299,8 +295,8 @@ def write_report(res: dict, path: Path) -> None:
         L.append("| targets per step | business Micro-STEDS | manual Micro-STEDS |")
         L.append("|---|---|---|")
         for g, d in gran.items():
-            L.append(f"| {g} | {_f(d['pooled']['business']['micro_steds'])} | "
-                     f"{_f(d['pooled']['manual']['micro_steds'])} |")
+            L.append(f"| {g} | {fmt(d['pooled']['business']['micro_steds'])} | "
+                     f"{fmt(d['pooled']['manual']['micro_steds'])} |")
         L.append("")
     e2e = res.get("end_to_end")
     if e2e:
@@ -317,9 +313,9 @@ def write_report(res: dict, path: Path) -> None:
             for name, d in e2e.items():
                 for g in ("business", "manual", "all"):
                     p = d["pooled"][g]
-                    L.append(f"| {name} | {g} | {_f(p['recall'])} | {_f(p['precision'])} | "
-                             f"{_f(p['aligned_micro_steds'])} | {_f(p['pruned_micro_steds'])} | "
-                             f"{_f(p['parent_accuracy'])} |")
+                    L.append(f"| {name} | {g} | {fmt(p['recall'])} | {fmt(p['precision'])} | "
+                             f"{fmt(p['aligned_micro_steds'])} | {fmt(p['pruned_micro_steds'])} | "
+                             f"{fmt(p['parent_accuracy'])} |")
             L.append("")
     thr = res.get("throughput")
     if thr and "rows" in thr:
@@ -337,7 +333,7 @@ def write_report(res: dict, path: Path) -> None:
         L.append("| predictor | headings | seconds | headings/s |")
         L.append("|---|---|---|---|")
         for name, d in preds.items():
-            L.append(f"| {name} | {d['headings']} | {d['seconds']:.2f} | {_f(d['headings_per_s'])} |")
+            L.append(f"| {name} | {d['headings']} | {d['seconds']:.2f} | {fmt(d['headings_per_s'])} |")
         L.append("")
     path.write_text("\n".join(L) + "\n", encoding="utf-8")
 

@@ -46,7 +46,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from structrag.text import normalize_title
 
-from eval.bench.common import REPO, bootstrap_ci, data_dir, run_info
+from eval.bench.common import REPO, bootstrap_ci, data_dir, fmt, run_info
 
 LABELS = REPO / "eval" / "data" / "heading_precision_labels.jsonl"
 #: where a labelled document is looked for, below the shared data folder
@@ -336,10 +336,6 @@ def run(data: Path, labels: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _f(x: float, nd: int = 3) -> str:
-    return "–" if isinstance(x, float) and math.isnan(x) else f"{x:.{nd}f}"
-
-
 def to_markdown(res: Mapping[str, Any], info: Mapping[str, str]) -> str:
     L = ["# Heading precision on the labelled set (issue 23)", "",
          f"Command: `{info['command']}` — commit `{info['commit']}`, {info['date']}, {info['machine']}.", "",
@@ -354,25 +350,25 @@ def to_markdown(res: Mapping[str, Any], info: Mapping[str, str]) -> str:
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in res["rows"]:
         L.append(f"| {r['doc'].removesuffix('.pdf')}{'' if r['sha1_ok'] else ' (sha1 differs!)'} | {r['pages']} | "
-                 f"{r['labelled']} ({r['labelled_true']}) | {r['kept']} | {_f(r['precision'])} | {_f(r['weighted_precision'])} | "
-                 f"{_f(r['baseline_precision'])} ({r['baseline_selected']}) | {r['lost_true']} | {r['removed_false']} | "
-                 f"{r['detected']} | {r['unlabelled']} | {_f(r['outline_recall'])} | {r['detected_per_page']:.2f} | "
-                 f"{_f(r['outline_per_page'], 2)} |")
+                 f"{r['labelled']} ({r['labelled_true']}) | {r['kept']} | {fmt(r['precision'])} | {fmt(r['weighted_precision'])} | "
+                 f"{fmt(r['baseline_precision'])} ({r['baseline_selected']}) | {r['lost_true']} | {r['removed_false']} | "
+                 f"{r['detected']} | {r['unlabelled']} | {fmt(r['outline_recall'])} | {r['detected_per_page']:.2f} | "
+                 f"{fmt(r['outline_per_page'], 2)} |")
     t = res["totals"]
     p, b, o, wp = res["precision"], res["baseline"], res["outline_recall"], res["weighted"]
     L += ["",
-          f"- **macro precision {_f(p['macro'])}** (95% CI {p['ci95'][0]}–{p['ci95'][1]}, {p['docs']} documents); "
-          f"font-size rank baseline {_f(b['macro'])} (95% CI {b['ci95'][0]}–{b['ci95'][1]}, {b['docs']} documents "
-          f"where it selects a labelled heading); stratum-weighted macro precision {_f(wp['macro'])} "
+          f"- **macro precision {fmt(p['macro'])}** (95% CI {p['ci95'][0]}–{p['ci95'][1]}, {p['docs']} documents); "
+          f"font-size rank baseline {fmt(b['macro'])} (95% CI {b['ci95'][0]}–{b['ci95'][1]}, {b['docs']} documents "
+          f"where it selects a labelled heading); stratum-weighted macro precision {fmt(wp['macro'])} "
           f"(95% CI {wp['ci95'][0]}–{wp['ci95'][1]})",
           f"- labels: {t['labelled']} ({t['labelled_true']} true), {t['kept']} still detected; lost true "
           f"{t['lost_true']}, removed false {t['removed_false']}; {t['unlabelled']} of {t['detected']} detected "
           f"headings unlabelled",
-          f"- micro precision over all labels {_f(res['micro_precision_all_labels'])}; the font-size baseline selects "
+          f"- micro precision over all labels {fmt(res['micro_precision_all_labels'])}; the font-size baseline selects "
           f"{t['baseline_true_selected']} of the {t['labelled_true']} true headings and "
           f"{t['baseline_selected'] - t['baseline_true_selected']} of the {t['labelled'] - t['labelled_true']} false ones",
-          f"- outline recall (printed entries), macro {_f(o['macro'])} over {o['docs']} documents with an outline",
-          "- by source: " + "; ".join(f"{k} {_f(v['precision'])} ({v['true']}/{v['labelled']})"
+          f"- outline recall (printed entries), macro {fmt(o['macro'])} over {o['docs']} documents with an outline",
+          "- by source: " + "; ".join(f"{k} {fmt(v['precision'])} ({v['true']}/{v['labelled']})"
                                        for k, v in res["by_source"].items()),
           "- false headings by category: " + ", ".join(f"{k} {v}" for k, v in res["false_categories"].items())]
     if res["missing"]:
