@@ -100,11 +100,71 @@ def _transform(bbox, mat) -> tuple[float, float, float, float]:
     return (r.x0, r.y0, r.x1, r.y1)
 
 
+#: a span of nine Latin letters or more and no space: one long word, or words set without space characters
+#: (Chinese needs no spaces, and its justified lines space characters unevenly)
+_GLUED = re.compile(r"[A-Za-z\u00c0-\u024f]{9,}")
+
+
+def _latin(c: str) -> bool:
+    return c.isalpha() and c <= "\u024f"
+
+
+def _respace(chars: list[dict], size: float) -> str:
+    """A span's text with a space wherever the gap between two letters is wider than the span's usual
+    gap by a tenth of an em.  Some producers set a title's word spaces as shifts, with no space
+    character, which PyMuPDF reads as one word ("Ourfindings", "Regulatedactivity"); an ordinary
+    word's letters sit at an even spacing and are left alone."""
+    text = "".join(c["c"] for c in chars)
+    gaps = [b["bbox"][0] - a["bbox"][2] for a, b in zip(chars, chars[1:])]
+    if len(gaps) < 4:
+        return text
+    usual = sorted(gaps)[len(gaps) // 2]
+    out = [chars[0]["c"]]
+    for g, a, b in zip(gaps, chars, chars[1:]):
+        if g - usual > 0.1 * size and _latin(a["c"]) and _latin(b["c"]):
+            out.append(" ")
+        out.append(b["c"])
+    return "".join(out)
+
+
+def _respace_glued(page, d: dict, flags: int) -> None:
+    """Put the word spaces back into title lines set without space characters (in place, in ``d``).
+
+    Looked at: a horizontal line with no space in it, nine Latin letters in a row, set at least 1.25 times
+    the page's main size (a title, not a table cell's long word); only then are the page's character boxes
+    read (``rawdict``, about twice the cost of ``dict``), so ordinary pages pay one pass over their lines.
+    """
+    cands = []
+    for bi, b in enumerate(d["blocks"]):
+        for li, ln in enumerate(b.get("lines", ())):
+            if ln["dir"][0] > 0.99 and ln["spans"] and not any(" " in s["text"] for s in ln["spans"]) \
+                    and _GLUED.search("".join(s["text"] for s in ln["spans"])):
+                cands.append((bi, li, ln))
+    if not cands:
+        return
+    sizes: dict[float, int] = defaultdict(int)
+    for b in d["blocks"]:
+        for ln in b.get("lines", ()):
+            for s in ln["spans"]:
+                sizes[round(s["size"], 1)] += len(s["text"])
+    main = max(sizes.items(), key=lambda kv: kv[1])[0]
+    cands = [c for c in cands if max(s["size"] for s in c[2]["spans"]) >= 1.25 * main]
+    if not cands:
+        return
+    raw = page.get_text("rawdict", flags=flags)
+    for bi, li, ln in cands:
+        for si, s in enumerate(ln["spans"]):
+            chars = raw["blocks"][bi]["lines"][li]["spans"][si]["chars"]
+            if _GLUED.search(s["text"]) and "".join(c["c"] for c in chars) == s["text"]:
+                s["text"] = _respace(chars, s["size"])
+
+
 def _page_lines(page, flags: int) -> list[list[_Line]]:
     """The page's PyMuPDF blocks as lists of lines (rotation applied)."""
     d = page.get_text("dict", flags=flags)
     mat = page.rotation_matrix if page.rotation else None
     out: list[list[_Line]] = []
+    _respace_glued(page, d, flags)
     for b in d["blocks"]:
         if b.get("type", 0) != 0:
             continue
