@@ -128,7 +128,6 @@ def locate_contents(
         usable_entries = [e for e in entries if e.page >= 0 and e.page not in run]
         located = locate_outline(document, [OutlineEntry(e.level, e.title, e.page) for e in usable_entries],
                                  source="contents")
-        heads: list[Heading] = []
         found: dict[int, Heading] = {}
         for k, (e, le) in enumerate(zip(usable_entries, located)):
             h = le.heading
@@ -142,7 +141,7 @@ def locate_contents(
                 f"level {e.level}: {e.level_reason}",
             )
             found[k] = replace(h, score=le.match, reasons=reasons, confidence=1.0)
-        heads = list(found.values()) + _unprinted_parents(usable_entries, found)
+        heads: list[Heading] = list(found.values()) + _unprinted_parents(usable_entries, found)
         labelled = sum(1 for e in entries if e.label is not None)
         stats["runs"].append({"pages": [p + 1 for p in run], "entries": len(entries), "labelled": labelled,
                               "mapped": sum(1 for e in entries if e.page >= 0), "located": len(heads)})
