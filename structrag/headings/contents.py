@@ -144,13 +144,14 @@ def locate_contents(
         heads: list[Heading] = list(found.values()) + _unprinted_parents(usable_entries, found)
         labelled = sum(1 for e in entries if e.label is not None)
         stats["runs"].append({"pages": [p + 1 for p in run], "entries": len(entries), "labelled": labelled,
-                              "mapped": sum(1 for e in entries if e.page >= 0), "located": len(heads)})
+                              "mapped": sum(1 for e in entries if e.page >= 0), "located": len(found)})
         per_run.append((run, entries, heads))
     # the main run is the first one that locates enough of its entries: the document's own contents
     # comes before a financial statements index, a chapter's contents or an attached document's
     # the share counts the entries mapped inside the file: a truncated file's contents stays usable
-    ok = [len(heads) >= min_located and len(heads) >= min_located_share * max(rs["mapped"], 1)
-          for (_, _, heads), rs in zip(per_run, stats["runs"])]
+    # (unprinted parents do not count: a run is trusted for the entries it found on their pages)
+    ok = [rs["located"] >= min_located and rs["located"] >= min_located_share * max(rs["mapped"], 1)
+          for rs in stats["runs"]]
     usable = any(ok)
     main = ok.index(True) if usable else 0
     taken: set[int] = set()
