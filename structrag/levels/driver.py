@@ -128,6 +128,7 @@ def assign_levels(
     fixed_sources: Sequence[str] = ("contents",),
     floor_after_fixed: bool = True,
     document_logic: bool = True,
+    nest_looks: bool = False,
     **predictor_options: Any,
 ) -> LevelResult:
     """Give every heading a level with the level-wise memory method.
@@ -148,7 +149,10 @@ def assign_levels(
     headings present (entries whose listed parent was not located stay siblings),
     and the entries of a secondary contents run (``level_source=
     "contents-secondary"``, level within the run) follow the run's first entry,
-    which is predicted.  Other headings' current levels are ignored.
+    which is predicted.  Other headings' current levels are ignored.  With
+    ``nest_looks`` (off by default: ``eval/RESULTS.md`` section 33), after the walk a
+    second look among a parent's children nests under the first
+    (:func:`.looks.nest_second_look`; fixed and logic levels stay).
     ``predictor`` is a registered name (``learned``, ``rules``, ``font-size``,
     ``size-rank``, ``numbering``, ``vlm``, ...) built with ``predictor_options``,
     or a :class:`~.base.LevelPredictor`.  ``memory`` is a strategy name
@@ -382,6 +386,13 @@ def assign_levels(
         if ckpt is not None:
             ckpt.close()
 
+    stats["look_nested"] = 0
+    if nest_looks and document is not None and out_levels:
+        from .looks import nest_second_look
+        from .style import describe
+
+        frozen = [f is not None or src in ("logic", SECONDARY) for f, src in zip(fixed, out_sources)]
+        out_levels, stats["look_nested"] = nest_second_look(out_levels, describe(document, headings), frozen)
     result = tuple(
         replace(h, level=lv, level_source=src, confidence=float(c))
         for h, lv, src, c in zip(headings, out_levels, out_sources, out_conf)
