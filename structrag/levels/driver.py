@@ -402,7 +402,7 @@ def assign_levels(
     elapsed = time.perf_counter() - t0
     stats["seconds"] = elapsed
     stats["headings_per_s"] = len(headings) / elapsed if elapsed > 0 else float("inf")
-    stats["depth"] = state.depth
+    stats["depth"] = max(out_levels, default=state.depth) if stats["look_nested"] else state.depth
     return LevelResult(result, stats)
 
 
