@@ -26,6 +26,7 @@ __all__ = [
     "LevelPredictor",
     "check_levels",
     "project_levels",
+    "parents_of",
 ]
 
 
@@ -167,3 +168,15 @@ def project_levels(levels: Sequence[int], previous_level: int) -> tuple[int, ...
         out.append(v)
         prev = v
     return tuple(out)
+
+
+def parents_of(levels: Sequence[int]) -> list[int | None]:
+    """Index of each heading's parent in a tree given by levels in reading order (None: a root)."""
+    stack: list[int] = []
+    out: list[int | None] = []
+    for i, lv in enumerate(levels):
+        while stack and levels[stack[-1]] >= lv:
+            stack.pop()
+        out.append(stack[-1] if stack else None)
+        stack.append(i)
+    return out

@@ -26,19 +26,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from .base import parents_of
 from .style import HeadingInfo, strength
 
 __all__ = ["nest_second_look"]
-
-
-def _parents(levels: Sequence[int]) -> list[int]:
-    out, stack = [], []  # stack of (level, index)
-    for i, lv in enumerate(levels):
-        while stack and stack[-1][0] >= lv:
-            stack.pop()
-        out.append(stack[-1][1] if stack else -1)
-        stack.append((lv, i))
-    return out
 
 
 def _subtree_end(levels: Sequence[int], i: int) -> int:
@@ -51,7 +42,7 @@ def _subtree_end(levels: Sequence[int], i: int) -> int:
 def _nest_once(levels: list[int], infos: Sequence[HeadingInfo], frozen: Sequence[bool],
                looks: list) -> tuple[list[int], int]:
     n = len(levels)
-    parents = _parents(levels)
+    parents = [-1 if p is None else p for p in parents_of(levels)]
     children: dict[int, list[int]] = {}
     for i, p in enumerate(parents):
         if p >= 0:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import ConfigError
 from ..model import Document
+from .base import parents_of
 from .features import FEATURE_NAMES, View, candidate_rows
 from .memory import TreeState, make_memory
 from .references import ReferenceDoc
@@ -82,17 +83,6 @@ def _step_rows(ref: ReferenceDoc, levels: Iterable[int], label: Callable[[TreeSt
     return rows, labels, groups
 
 
-def _true_parents(levels: Sequence[int]) -> list[int | None]:
-    stack: list[int] = []
-    out: list[int | None] = []
-    for i, lv in enumerate(levels):
-        while stack and levels[stack[-1]] >= lv:
-            stack.pop()
-        out.append(stack[-1] if stack else None)
-        stack.append(i)
-    return out
-
-
 def oracle_level(branch: Sequence[int], i: int, true_parent: Sequence[int | None],
                  prev_sibling: Sequence[int | None]) -> int | None:
     """The best level for heading ``i`` given a possibly wrong tree so far (HELD-style oracle).
@@ -128,7 +118,7 @@ def oracle_rows(ref: ReferenceDoc, predicted: Sequence[int], memory: str = "rece
     """
     hs = ref.headings
     true = [int(h.level) for h in hs]  # type: ignore[arg-type]
-    tp = _true_parents(true)
+    tp = parents_of(true)
     last_child: dict[int | None, int] = {}
     ps: list[int | None] = []
     for i, q in enumerate(tp):
@@ -158,7 +148,7 @@ def _doc_weights(n_rows: int, n_steps: int, doc_weighting: str) -> list[float]:
 
 
 def _parent_agreement(a: Sequence[int], b: Sequence[int]) -> float:
-    pa, pb = _true_parents(a), _true_parents(b)
+    pa, pb = parents_of(a), parents_of(b)
     return sum(x == y for x, y in zip(pa, pb)) / max(len(pa), 1)
 
 
