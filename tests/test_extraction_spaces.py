@@ -42,3 +42,41 @@ def test_body_text_and_ordinary_spacing_are_untouched(tmp_path):
     texts = [b.text for b in extract(path).blocks]
     assert "Ourfindings" in texts and "Regulatedactivity" in texts, texts
     assert any(t.startswith("The company reports its results") for t in texts)
+
+
+def _shadowed_pdf(path, pieces, shift: float = 0.9):
+    """A title drawn twice, the second copy ``shift`` points to the right, as overlapping ``pieces``
+    (start, text), as a shadow effect prints it; then body text."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    size = 30
+    for dx in (0.0, shift):
+        for start, text in pieces:
+            x = 72 + dx + pymupdf.get_text_length(start, fontname="helv", fontsize=size)
+            page.insert_text((x, 100), text, fontsize=size, fontname="helv")
+    page.insert_textbox(pymupdf.Rect(72, 140, 520, 300), LOREM, fontsize=11, fontname="helv")
+    doc.save(path)
+    return path
+
+
+def test_a_title_drawn_over_itself_is_read_once(tmp_path):
+    title = "The Limes Residential Home"
+    # overlapping pieces, the way the CQC inspection reports' titles come out of PyMuPDF
+    path = _shadowed_pdf(tmp_path / "shadow.pdf", [("", "The Limes"), ("The ", "Limes Residential"),
+                                                   ("The Limes R", "esidential Home")])
+    texts = [b.text for b in extract(path).blocks]
+    assert title in texts, texts
+    assert not any("Limes Limes" in t or "The The" in t for t in texts), texts
+    assert title in [h.text for h in detect_headings(extract(path), outline="ignore")]
+
+
+def test_repeated_words_side_by_side_are_kept(tmp_path):
+    # the same word twice in a row, not overlapping (a table row, a stutter in the source): both stay
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 100), "Total", fontsize=12, fontname="helv")
+    page.insert_text((72 + pymupdf.get_text_length("Total ", fontname="helv", fontsize=12), 100), "Total",
+                     fontsize=12, fontname="helv")
+    doc.save(tmp_path / "twice.pdf")
+    texts = [b.text for b in extract(tmp_path / "twice.pdf").blocks]
+    assert any("Total Total" in t for t in texts), texts

@@ -196,8 +196,41 @@ def _page_lines(page, flags: int) -> list[list[_Line]]:
                           font, size, bold, italic, color, horizontal, weight)
                 )
         if lines:
-            out.append(lines)
+            out.append(_merge_overprint(lines))
     return out
+
+
+def _merge_overprint(lines: list[_Line]) -> list[_Line]:
+    """One line for a title drawn over itself: a shadow or outline effect prints it two or more times a
+    fraction of a glyph apart, sometimes in overlapping pieces ("The", "The Limes", "Limes Residential",
+    "esidential Home"), which would otherwise read "The The Limes Limes ...".  A line is merged into the
+    one before it when both are horizontal, of one size, on one baseline and overlap sideways (ordinary
+    text never does), and its start repeats the earlier line's end (only the new part is kept) or it lies
+    within the earlier line and repeats part of it (dropped)."""
+    out: list[_Line] = []
+    for ln in lines:
+        p = out[-1] if out else None
+        if (p is not None and p.horizontal and ln.horizontal and abs(p.size - ln.size) < 0.1
+                and abs(p.y1 - ln.y1) < 0.25 * ln.size and p.x0 - 0.3 * ln.size < ln.x0 < p.x1 - 0.3 * ln.size):
+            if ln.text in p.text and ln.x1 <= p.x1 + 0.3 * ln.size:  # a copy drawn over what is read already
+                continue
+            k = _repeated_start(p.text, ln.text)
+            if k:
+                out[-1] = _Line(p.x0, min(p.y0, ln.y0), max(p.x1, ln.x1), max(p.y1, ln.y1),
+                                " ".join((p.text + ln.text[k:]).split()), p.font, p.size, p.bold, p.italic, p.color,
+                                p.horizontal, p.weight + sum(not c.isspace() for c in ln.text[k:]))
+                continue
+        out.append(ln)
+    return out
+
+
+def _repeated_start(before: str, text: str) -> int:
+    """Length of the longest start of ``text`` that ends ``before`` (0 unless 2+ characters, or all of a
+    shorter ``text``)."""
+    for k in range(min(len(before), len(text)), 0, -1):
+        if before.endswith(text[:k]):
+            return k if k >= 2 or k == len(text) else 0
+    return 0
 
 
 def _span_box(spans: list[dict]) -> tuple[float, float, float, float]:
