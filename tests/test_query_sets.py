@@ -27,6 +27,7 @@ DATA = Path(__file__).resolve().parents[1] / "eval" / "data"
 SETS = {
     "prospectus_zh_queries.jsonl": "zh",
     "prospectus_style_en_queries.jsonl": "en",
+    "narrative_en_train_queries.jsonl": "en",
 }
 REQUIRED = {
     "qid": str,
@@ -121,6 +122,10 @@ def test_set_sizes_and_spread(all_rows):
     assert len({r["question_type"] for r in zh}) >= 10
     assert len({r["question_type"] for r in en}) >= 8
     assert len({r["query"] for r in zh + en}) == len(zh) + len(en), "repeated question text"
+    # the narrative training questions: several companies (leave one company out needs them) and kinds
+    nen = all_rows["narrative_en_train_queries.jsonl"]
+    assert len(nen) >= 60 and len({r["company"] for r in nen}) >= 5 and len({r["question_type"] for r in nen}) >= 8
+    assert not {r["doc"] for r in nen} & {r["doc"] for r in en}, "training questions on a prospectus-style document"
 
 
 def _manifest(shared: Path, collection: str) -> dict[str, dict]:

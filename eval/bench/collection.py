@@ -11,7 +11,7 @@ off one table.
 
 Ranker rows are **leave-one-family-out** (family = company for the filings): each
 query is ranked by a model trained on every other family's queries, within-document
-groups of every query set (filings, longdoc, prospectus-zh, prospectus-en) plus the
+groups of every query set (filings, longdoc, prospectus-zh, prospectus-en, narrative-en) plus the
 filings' collection groups, as the shipped rankers train
 (:func:`eval.bench.generalise.training_sets`).  Baselines: BM25, dense and hybrid
 over chunks, and the 20-line **page-BM25** (BM25 over each page's whole PyMuPDF
@@ -35,7 +35,7 @@ import numpy as np
 
 from eval.bench.common import REPO, bootstrap_ci, bootstrap_ratio, paired_diff
 from eval.bench.generalise import (
-    DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, monotone_for, load_parts, per_query, training_sets,
+    DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, add_narrative_arg, monotone_for, load_parts, per_query, training_sets,
 )
 from eval.bench.generalise_build import ALL, index_dir
 from retrievers.features import (
@@ -104,6 +104,7 @@ def main(argv=None) -> int:
     ap.add_argument("--zh-model", default="e5-jieba-search")
     ap.add_argument("--zh-queries", default=str(ZH_QUERIES))
     ap.add_argument("--en-queries", default=str(EN_QUERIES))
+    add_narrative_arg(ap)
     ap.add_argument("--cache", default=str(REPO / ".cache"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trees", type=int, default=500)

@@ -12,7 +12,11 @@ Query sets (page-level relevance, each query ranked within its own document):
 * ``prospectus-zh``: ``eval/data/prospectus_zh_queries.jsonl`` (written for this
   project) over the three Chinese IPO prospectuses; one family (the CSRC template);
 * ``prospectus-en``: ``eval/data/prospectus_style_en_queries.jsonl`` (written for this
-  project), prospectus-style questions on English filings; one family.
+  project), prospectus-style questions on English filings; one family;
+* ``narrative-en``: ``eval/data/narrative_en_train_queries.jsonl`` (written for this project),
+  questions on facts stated in the narrative of 12 filings of 7 companies none of which is in
+  ``prospectus-en``; family = company (the same families as the filings', so holding out a company
+  holds out its questions of both sets); ``--narrative-queries ''`` leaves it out.
 
 Methods: BM25, dense, hybrid (RRF), the ranker, and the **page-BM25 baseline**
 (BM25 over each page's whole PyMuPDF text, pages ranked directly).  The ranker is
@@ -43,6 +47,8 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
   (:data:`retrievers.features.OPEN_PAGE_FEATURES`): the design shipped before section 27;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
   10-K questions only gives elsewhere);
+* ``no-narrative``: ``portable`` trained without the ``narrative-en`` questions (the training
+  set before them); every set is still scored, so the two rows pair question by question;
 * ``shipped-before``: the ranker shipped before this change (``--old-model``),
   scored as it is (in-sample on the filings).
 
@@ -89,11 +95,12 @@ DEPTH = 100
 METRICS = ("map", "mrr", "recall_any@1", "recall_any@5", "recall_any@10")
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
+NARRATIVE_QUERIES = REPO / "eval" / "data" / "narrative_en_train_queries.jsonl"
 #: variants that take ``--monotone`` (the shipped design and its ablations)
 MONOTONE_VARIANTS = ("portable", "portable-weighted", "no-mention", "filings-only", "no-concepts", "page-text",
-                     "no-open-page")
+                     "no-open-page", "no-narrative")
 VARIANTS = ("portable", "no-open-page", "no-concepts", "page-text", "portable-weighted", "portable-unconstrained", "portable-first", "raw22", "no-mention", "filings-only",
-            "shipped-before")
+            "no-narrative", "shipped-before")
 RAW22 = LEXICAL_FEATURES + DENSE_FEATURES
 
 
@@ -135,6 +142,12 @@ def load_parts(args) -> tuple[list[Part], dict[str, Index]]:
         on_headings = [q for q in en if coll[q.qid.split(":", 1)[1]] == "headings"]
         parts.append(Part("prospectus-en", ix("filings", args.en_model), on_filings))
         parts.append(Part("prospectus-en", ix("headings", args.en_model), on_headings))
+    narrative = getattr(args, "narrative_queries", "")
+    if narrative and Path(narrative).exists():
+        # document groups only: their collection groups as well cost the filings and longdoc within their
+        # documents (eval/RESULTS.md section 34)
+        nen = [_with(q, set_name="narrative-en") for q in load_queries(narrative)]
+        parts.append(Part("narrative-en", ix("filings", args.en_model), nen))
     return [p for p in parts if p.queries], opened
 
 
@@ -255,6 +268,7 @@ def main(argv=None) -> int:
                     "tokeniser: e5-jieba, e5-jieba-search)")
     ap.add_argument("--zh-queries", default=str(ZH_QUERIES))
     ap.add_argument("--en-queries", default=str(EN_QUERIES))
+    add_narrative_arg(ap)
     ap.add_argument("--seeds", default="0", help="ranker seeds of the leave-one-family-out run")
     ap.add_argument("--company-cv-seeds", default="0,1,2,3,4")
     ap.add_argument("--variants", default=",".join(VARIANTS))
@@ -328,7 +342,8 @@ def main(argv=None) -> int:
         "page-text": (tuple(f for f in portable if f not in OPEN_PAGE_FEATURES)
                       + tuple(f for f in PAGE_TEXT_FEATURES if f in feats), args.balance, None),
         "no-open-page": (tuple(f for f in portable if f not in OPEN_PAGE_FEATURES), args.balance, None),
-        "filings-only": (portable, args.balance, "filings"),
+        "filings-only": (portable, args.balance, lambda s: s == "filings"),
+        "no-narrative": (portable, args.balance, lambda s: s != "narrative-en"),
     }
     per_seed_map = defaultdict(dict)
     for v in variants:
@@ -348,11 +363,11 @@ def main(argv=None) -> int:
         names, balance, only = spec[v]
         mono = monotone_for(args, names) if v in MONOTONE_VARIANTS else None
         tr = train
-        if only:
-            keep = [i for i, q in enumerate(train.queries) if set_of[q.qid] == only]
+        if only:  # a predicate on the query set: the training groups it keeps
+            keep = [i for i, q in enumerate(train.queries) if only(set_of[q.qid.split("#", 1)[0]])]  # "#first" copies
             tr = train.subset(keep)
         for sd in seeds if v == "portable" else seeds[:1]:
-            # with ``only``, trained on one set: its own families are held out one at a time as usual
+            # with ``only``, trained on some sets: the held-out families are left out of them as usual
             ranked = leave_one_family_out(test, train=tr, features=names, seed=sd, balance=balance,
                                           families=args.lofo_families.split(",") if args.lofo_families else None,
                                           monotone=mono, **lofo_params)
@@ -368,6 +383,12 @@ def main(argv=None) -> int:
     score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_map, params, cache, log, opened,
                      portable, t0)
     return 0
+
+
+def add_narrative_arg(ap: argparse.ArgumentParser) -> None:
+    """``--narrative-queries``: the narrative-fact questions on the filings (a set of :func:`load_parts`)."""
+    ap.add_argument("--narrative-queries", default=str(NARRATIVE_QUERIES),
+                    help="narrative-fact questions on the filings, family = company ('' leaves them out)")
 
 
 def monotone_for(args, names) -> dict[str, int] | None:
@@ -421,8 +442,11 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
                     if any(q in pq[m] for q in qids)}
         if "ranker:portable" in pq:
             table[g]["diff_ranker_vs"] = {b: paired_diff(pq["ranker:portable"], pq[b], qids)
-                                          for b in ("bm25", "hybrid", "dense", "page-bm25", "ranker:page-text", "ranker:no-open-page") if b in pq}
+                                          for b in ("bm25", "hybrid", "dense", "page-bm25", "ranker:page-text", "ranker:no-open-page",
+                                                    "ranker:no-narrative") if b in pq}
     result["groups"] = table
+    # per question, so two runs pair up later (mAP of every method)
+    result["per_query_map"] = {m: {q: round(v["map"], 4) for q, v in d.items()} for m, d in pq.items()}
     result["per_seed"] = {v: {str(sd): {g: round(float(np.mean([per_query(run, [q for q in queries if q.qid in run])[x]["map"]
                                                                   for x in qids if x in run])), 4)
                                         for g, qids in groups.items() if g.startswith("set:")}
@@ -487,7 +511,7 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
     from structrag.files import file_sha1
 
     files = [DATA / "retrieval" / "queries.jsonl", DATA / "longdoc" / "queries.jsonl", Path(args.zh_queries),
-             Path(args.en_queries)]
+             Path(args.en_queries)] + ([Path(args.narrative_queries)] if args.narrative_queries else [])
     sha = {f.name: file_sha1(f) for f in files if f.exists()}
     meta = {"queries_files": sha, "queries_sha1": hashlib.sha1("".join(sorted(sha.values())).encode()).hexdigest(),
             "seed": 0,
