@@ -238,6 +238,27 @@ def test_continued_repeat_of_a_title_is_no_new_heading(tmp_path):
     assert titles == ["Notes to the Financial Statements", "Discontinued Operations"], titles
 
 
+def test_a_running_title_over_its_continuation_pages_is_one_heading(tmp_path):
+    # each section's title, and its first sub-section's under it, printed again at the top of its next page
+    b = PDFBuilder(margin=120)  # the titles below the band where running headers live
+    for title, sub in (("Summary of findings", "Is the service safe?"), ("Detailed findings", "Our findings"),
+                       ("Enforcement actions", "Regulated activity")):
+        for page in range(2):
+            b.new_page()  # every page alike: the titles sit at one place on each
+            b.heading(title, size=14)
+            b.heading(sub, size=12)
+            b.para()
+            if title == "Detailed findings":
+                b.para()
+                if page:
+                    b.para()
+                b.heading("Conclusion", size=12)  # on the next page too, but lower: a heading of its own
+                b.para()
+    titles = _titles(b.save(tmp_path / "running.pdf"))
+    assert titles == ["Summary of findings", "Is the service safe?", "Detailed findings", "Our findings", "Conclusion",
+                      "Conclusion", "Enforcement actions", "Regulated activity"], titles
+
+
 def test_plan_clauses_with_a_hanging_indent_are_not_headings(tmp_path):
     # a plan document's clauses: "(a) Label: sentence ..." whose first line stands indented on its own and
     # whose sentence goes on, in lower case, on the lines below; a numbered run of real titles stays

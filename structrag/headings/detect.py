@@ -22,7 +22,7 @@ from typing import Sequence
 from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
-from .not_headings import cover_reason, page_reasons, text_reason
+from .not_headings import cover_reason, page_reasons, running_repeats, text_reason
 from .outline import heading_from_block
 from .wrapped import continues_title, join_wrapped, union_bbox
 
@@ -314,7 +314,9 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
     if numbered:
         scored = _continue_sequences(document, body, scored, numbered)
 
-    return tuple(join_wrapped(document, scored, rejected))
+    heads = join_wrapped(document, scored, rejected)
+    again = running_repeats(heads)  # a title over its continuation pages starts no new section
+    return tuple(h for i, h in enumerate(heads) if i not in again)
 
 
 def _not_headings(document: Document, candidates: Sequence[Block]) -> dict[int, str]:
