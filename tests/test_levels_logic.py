@@ -193,3 +193,23 @@ def test_shared_filing_end_matter_and_notes(shared_data):
     # the MD&A sections listed after the contents page do not hang under its title
     k = next(i for i, h in enumerate(hs) if h.text.upper() == "TABLE OF CONTENTS")
     assert hs[k + 1].level <= hs[k].level
+
+
+def test_an_unlisted_heading_of_a_look_given_two_levels_stays_a_sibling_at_either():
+    # the contents lists "Risk Management" and, under it, two sections set in the same look; an
+    # unlisted heading of that look after them is an entry the contents lost: a sibling of the last
+    # listed one, not a sub-section floored under it
+    def S(text, page, level=None, source=None):
+        return Heading(text=text, page=page, bbox=(72, 72, 300, 90), block=page, block_end=page + 1,
+                       font="Arial-Bold", size=12.0, bold=True, numbering=None, level=level, level_source=source)
+
+    hs = [S("Risk Management", 0, 1, "contents"), S("Capital Risk Management", 1, 2, "contents"),
+          S("Liquidity Risk Management", 2, 2, "contents"), S("Credit Risk Management", 3),
+          S("Market Risk Management", 4, 1, "contents")]
+    lv = [h.level for h in assign_levels(None, hs, predictor="rules").headings]
+    assert lv == [1, 2, 2, 2, 1]
+    # a heading of another look after the listed ones still goes below them
+    hs[3] = Heading(text="Credit exposure", page=3, bbox=(72, 72, 300, 90), block=3, block_end=4,
+                    font="Arial", size=10.0, bold=False, numbering=None)
+    lv = [h.level for h in assign_levels(None, hs, predictor="rules").headings]
+    assert lv[3] == 3

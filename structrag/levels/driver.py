@@ -256,10 +256,11 @@ def assign_levels(
     last_fixed = next((out_levels[i] for i in range(len(out_levels) - 1, -1, -1)
                        if fixed[i] is not None or out_sources[i] == "logic"), 0)
     floor_ends_at_body = False  # whether the last floor came from the document's logic
-    # the look of each fixed level: a predicted heading that looks like the fixed headings of the level it
-    # was given is an unlisted sibling of theirs (an entry the contents lost), not a sub-section
+    # the levels given to fixed headings of each look: a predicted heading that looks like the fixed
+    # headings of the level it was given is an unlisted sibling of theirs (an entry the contents lost), not a
+    # sub-section; one look may be given several levels (a contents that nests a title under its like)
     looks: list[tuple] = []
-    fixed_look: dict[tuple, int] = {}
+    fixed_look: dict[tuple, set[int]] = {}
     if floor_after_fixed and (any(f is not None for f in list(fixed) + list(in_run)) or logic is not None):
         from .style import describe, style_key
 
@@ -268,7 +269,7 @@ def assign_levels(
                  for x in describe(document, headings)]
         for i in range(len(out_levels)):
             if fixed[i] is not None or out_sources[i] == "logic":
-                fixed_look.setdefault(looks[i], out_levels[i])
+                fixed_look.setdefault(looks[i], set()).add(out_levels[i])
     # (contents level, level given) of the fixed headings on the current branch of the contents: a fixed
     # level is read relative to the listed headings present, so entries whose listed parent was not
     # located stay siblings of each other instead of stepping down one level each
@@ -319,7 +320,7 @@ def assign_levels(
                     # (an exhibit floors what follows: the document filed under it, its own contents included)
                     if looks and (placed is None or placed[1] != "end matter"):
                         # signatures head nothing: their look says nothing about the headings around them
-                        fixed_look.setdefault(looks[i], lv)
+                        fixed_look.setdefault(looks[i], set()).add(lv)
                     levels.append(lv)
                     if placed is not None and placed[1] == SECONDARY:
                         stats["secondary_placed"] += 1
@@ -348,7 +349,7 @@ def assign_levels(
                             last_fixed = 0  # the run is over: the body goes on
                         if not last_fixed:
                             pass  # no floor any more
-                        elif fixed_look.get(looks[i + k]) == lv:
+                        elif lv in fixed_look.get(looks[i + k], ()):
                             last_fixed = lv  # an unlisted sibling of listed sections: it anchors what follows
                         else:
                             lv = max(lv, min(last_fixed + 1, prev + 1))
