@@ -20,7 +20,7 @@ from .numbering import parse_numbering
 
 __all__ = ["KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "FULLWIDTH",
            "CJK_SCRIPT", "CJK_WIDE", "HAN_ANY",
-           "letter_count", "upper_line", "latin_capitals", "all_capitals", "capitals_share",
+           "letter_count", "starts_lower", "upper_line", "latin_capitals", "all_capitals", "capitals_share",
            "normalize_title", "strip_number", "strip_number_pattern", "squeeze", "is_contents_title",
            "strip_control", "clean_extracted", "clean_heading", "printable", "path_text"]
 
@@ -58,6 +58,15 @@ _LETTER = re.compile(r"[^\W\d_]")
 def letter_count(text: str) -> int:
     """Letters of any script (no digits, no underscore)."""
     return len(_LETTER.findall(text))
+
+
+def starts_lower(text: str) -> bool:
+    """The text opens on a lower-case letter: the rest of a sentence or a title, not a line of its own.
+
+    Opening quotes are skipped; a line in brackets is a qualifier ("(currency in thousands)"), not a rest.
+    """
+    first = text.lstrip("\"'“‘")[:1]
+    return first.isalpha() and first.islower()
 
 
 def latin_capitals(text: str) -> bool:

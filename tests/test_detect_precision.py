@@ -406,3 +406,110 @@ def test_a_numbered_list_is_no_run_of_headings_but_numbered_sections_stay(tmp_pa
     for t in ("1. Eligibility", "2. Contributions", "3. Distributions", "(E) Distributions At Age 70",
               "(F) Specified Employees", "(G) Death Benefits"):
         assert t in titles, titles
+
+
+def _blocks(specs, page=12):
+    from structrag.model import Block
+
+    return [Block(index=i, page=page, bbox=bbox, text=text, font="Helvetica", size=size, bold=bold, italic=False,
+                  color=0, line_count=text.count("\n") + 1) for i, (bbox, text, size, bold) in enumerate(specs)]
+
+
+def test_a_caption_right_on_top_of_a_grid_is_no_heading_but_a_title_over_text_stays():
+    from structrag.headings.detect import _row_neighbours
+    from structrag.headings.not_headings import page_reasons
+
+    # the geometry of an agency plan's indicator tables: the indicator's name sits on its table's header
+    # row, no space between; the first column's cells read into the header's block, the others side by side
+    kpi = _blocks([((108, 99, 209, 113), "Performance Indicators", 10.0, True),
+                   ((120, 116, 272, 130), "KPI 4.1.1 Transportation Emissions", 10.0, True),
+                   ((123, 133, 546, 203), "Description Type Status Start Date End Date Net Emissions\nReduce\n"
+                    "transportation\nemissions to\nnet zero\nby\n2050.", 9.0, False),
+                   ((225, 147, 251, 160), "Target", 10.0, False), ((224, 162, 251, 175), "Actual", 10.0, False),
+                   ((290, 147, 470, 175), "Net Zero 2049-12-31\n2049-12-31", 10.0, False),
+                   ((514, 147, 520, 160), "0", 10.0, False),
+                   ((120, 212, 215, 226), "KPI 4.1.2 Bus Vehicles", 10.0, True),
+                   ((139, 229, 533, 241), "Description Type Status Start Date End Date Number", 9.0, False),
+                   ((123, 242, 197, 299), "Increase the\nnumber of\nzero-emission\nbuses", 9.0, False),
+                   ((225, 243, 251, 256), "Target", 10.0, False), ((224, 258, 251, 271), "Actual", 10.0, False),
+                   ((286, 243, 470, 256), "Target Met 2029-12-31", 10.0, False)])
+    side = _row_neighbours(kpi)
+    reasons = page_reasons(kpi, {0, 1, 7}, side)
+    assert reasons.get(1) == reasons.get(7) == "captions the table right under it", reasons
+    assert 0 not in reasons, reasons  # the title over the indicators has its own space under it
+    # an auditor's critical matter: its title set as tightly over a grid whose cells are paragraphs
+    cam = _blocks([((135, 53, 420, 64), "Goodwill Impairment Evaluation of the Reporting Unit", 10.0, True),
+                   ((52, 66, 116, 89), "Description of\nthe Matter", 10.0, False),
+                   ((135, 66, 557, 149), "The Company's goodwill balance was $1,061 million at December 31,\n" * 6
+                    + "which was allocated to the reporting unit.", 10.0, False),
+                   ((135, 162, 562, 233), "Auditing the Company's measurement of the fair value of the unit\n" * 6,
+                    10.0, False)], page=120)
+    assert page_reasons(cam, {0}, _row_neighbours(cam)) == {}
+    # a glossary's title over its two columns, and a sentence beside a figure's labels, head text
+    glossary = _blocks([((52, 45, 186, 59), "LINE OF BUSINESS METRICS", 12.0, False),
+                        ((50, 64, 235, 76), "CONSUMER & COMMUNITY BANKING", 10.0, True),
+                        ((320, 64, 494, 76), "CORPORATE & INVESTMENT BANK", 10.0, True),
+                        ((50, 82, 289, 94), "Debit and credit card sales volume: Dollar amount of card", 10.0, True),
+                        ((50, 94, 189, 106), "member purchases, net of returns.", 10.0, False)])
+    assert page_reasons(glossary, {0}, _row_neighbours(glossary)) == {}
+    figure = _blocks([((93, 538, 208, 551), "The dispenser light", 11.0, False),
+                      ((93, 553, 262, 564), "To turn on night light, slide dispenser", 9.5, False),
+                      ((362, 556, 405, 563), "ON OFF", 5.0, False),
+                      ((94, 565, 277, 599), "LIGHT switch to the left. See page 20 for\ndirections for changing "
+                       "the\ndispenser light bulb.", 9.5, False)])
+    assert page_reasons(figure, {0}, _row_neighbours(figure)) == {}
+
+
+def test_indicator_captions_of_a_shared_agency_plan_are_no_headings(shared_data):
+    titles = _titles(shared_data / "headings" / "US_DOT_2022_agency_plan.pdf")
+    # 50 indicator captions were headings; one stays, its header row wrapped into the first column's cells
+    kpis = [t for t in titles if t.startswith("KPI ")]
+    assert len(kpis) <= 1, kpis
+    assert "Administrative Information" in titles
+    assert not [t for t in titles if t.startswith(("Publication Date:", "Start Date:", "Given Name:"))]
+    assert sum(t.startswith("Strategy ") for t in titles) >= 30  # the plan's own sections stay
+
+
+def test_stacked_form_fields_are_no_headings_but_run_in_titles_between_text_stay(tmp_path):
+    b = PDFBuilder()
+    b.heading("Goal 1: Safety", size=12)
+    b.para()
+    b.heading("Goal 2: Economic Strength", size=12)
+    b.para()
+    b.heading("Administrative Information", size=14)
+    # a plan's metadata as a form prints it: each field its own line, bold and plain by turns
+    for k, field in enumerate(("Start Date: 2021-10-01", "End Date: 2026-09-30", "Publication Date: 2022-04-24",
+                               "Source: www.example.gov/plan.pdf", "Given Name: Owen", "Surname: Smith")):
+        b.text(field, size=10, bold=not k % 2, gap_after=0)
+    b.para(gap_before=10)
+    titles = _titles(b.save(tmp_path / "form.pdf"))
+    assert {"Goal 1: Safety", "Goal 2: Economic Strength", "Administrative Information"} <= set(titles), titles
+    assert not [t for t in titles if "Date:" in t or "Name:" in t], titles
+
+
+def test_a_bold_sentence_subject_on_its_own_line_is_no_heading():
+    from structrag.headings.not_headings import page_reasons
+
+    # the geometry of a 10-Q's balance sheet analysis: each paragraph opens on its subject in bold, on a
+    # line of its own, and goes on in lower case right under it
+    blocks = _blocks([((320, 43, 538, 55), "Accrued interest and accounts receivable decreased", 10.0, True),
+                      ((320, 55, 557, 130), "primarily due to lower client receivables related to client-\n"
+                       "driven activities in Markets.\n" * 3, 10.0, False),
+                      ((320, 133, 543, 145), "Goodwill, MSRs and other intangible assets increased", 10.0, True),
+                      ((320, 145, 564, 232), "predominantly due to the other intangibles and goodwill\n" * 6,
+                       10.0, False),
+                      # a title in capitals run into its text stays
+                      ((52, 300, 540, 312), "GOODWILL AND INTANGIBLE ASSETS — The Company evaluates goodwill and",
+                       10.0, True),
+                      ((52, 312, 540, 360), "indefinite-lived intangible assets for impairment each year\n" * 4,
+                       10.0, False),
+                      # a title over a bulleted list ("o" is the bullet), and one whose short rest wraps
+                      ((42, 400, 112, 411), "Team Activity", 10.0, True),
+                      ((96, 411, 304, 468), "o Assemble a team of three to five students.\n" * 5, 10.0, False),
+                      ((42, 480, 150, 491), "Liquidity and capital", 10.0, True),
+                      ((42, 491, 90, 502), "resources", 10.0, False),
+                      ((42, 510, 540, 560), "The Company's liquidity comes from its operations and its credit lines.\n"
+                       * 4, 10.0, False)], page=16)
+    reasons = page_reasons(blocks, {0, 2, 4, 6, 8}, frozenset())
+    assert reasons.get(0) == reasons.get(2) == "opens the sentence its paragraph goes on with", reasons
+    assert not {4, 6, 8} & set(reasons), reasons

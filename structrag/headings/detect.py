@@ -307,7 +307,7 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
             if key is not None:
                 numbered.append((b, s, why, key[0], key[1]))
     # lines that look like titles but are table furniture, signatures, closings or cover lines
-    rejected = _not_headings(document, [x[0] for x in scored] + [x[0] for x in numbered])
+    rejected = _not_headings(document, [x[0] for x in scored] + [x[0] for x in numbered], side)
     if rejected:
         scored = [x for x in scored if x[0].index not in rejected]
         numbered = [x for x in numbered if x[0].index not in rejected]
@@ -319,8 +319,9 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
     return tuple(h for i, h in enumerate(heads) if i not in again)
 
 
-def _not_headings(document: Document, candidates: Sequence[Block]) -> dict[int, str]:
-    """Block index -> why it is no heading, for the candidates :mod:`.not_headings` rules out."""
+def _not_headings(document: Document, candidates: Sequence[Block], side: set[int]) -> dict[int, str]:
+    """Block index -> why it is no heading, for the candidates :mod:`.not_headings` rules out (``side``: the
+    blocks that share a row with another, :func:`_row_neighbours`)."""
     out: dict[int, str] = {}
     by_page: dict[int, set[int]] = defaultdict(set)
     for b in candidates:
@@ -336,7 +337,7 @@ def _not_headings(document: Document, candidates: Sequence[Block]) -> dict[int, 
             out.update((b.index, cover) for b in blocks
                        if b.index in idx and not is_contents_title(_candidate_text(b), plain=True))
             continue
-        out.update(page_reasons(blocks, idx))
+        out.update(page_reasons(blocks, idx, side))
     return out
 
 

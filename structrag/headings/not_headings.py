@@ -29,7 +29,7 @@ from typing import Sequence
 
 from ..model import Block, Heading
 from ..numbering import parse_numbering
-from ..text import CJK_WIDE, normalize_title
+from ..text import CJK_WIDE, latin_capitals, normalize_title, starts_lower
 
 __all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats"]
 
@@ -269,13 +269,107 @@ def _list_items(blocks: Sequence[Block]) -> set[int]:
     return out
 
 
-def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str]:
-    """Why each of the ``candidates`` (block indices) among one page's ``blocks`` (reading order) is no heading."""
+#: "Publication Date: 2022-04-24", "Given Name: Owen": a field's name (one to three words) and its value
+_FIELD = re.compile(r"^[A-Z][\w()/&'’-]*(?:\s+[\w()/&'’-]+){0,2}\s*:\s*\S")
+_FIELD_RUN = 3
+
+
+def _form_fields(blocks: Sequence[Block]) -> set[int]:
+    """Block indices of form fields: three or more one-line "Name: value" lines stacked with no running text
+    between them (a document's metadata, a submitter's details).  Run-in headings ("Goal 1: Safety") have
+    their sections between them."""
+    out: set[int] = set()
+    run: list[Block] = []
+    for b in list(blocks) + [None]:  # type: ignore[list-item]
+        if b is not None and b.line_count == 1 and len(b.text) <= 120 and _FIELD.match(b.text.strip()) \
+                and (not run or _close(run[-1], b, 1.5)):
+            run.append(b)
+            continue
+        if len(run) >= _FIELD_RUN:
+            out.update(x.index for x in run)
+        run = [b] if b is not None and b.line_count == 1 and _FIELD.match(b.text.strip()) else []
+    return out
+
+
+def _prose(b: Block) -> bool:
+    """Running text: three or more lines of sentence length."""
+    return b.line_count >= 3 and len(b.text) / b.line_count >= 45
+
+
+#: where a run-in title ends and its text begins
+_RUN_IN = re.compile(r"\s[—–]\s|:\s|\.\s")
+
+
+def _continues_in_lower(b: Block, nxt: Block) -> bool:
+    """``nxt`` goes on with ``b``'s sentence: a paragraph right under it (no paragraph space, the same size,
+    not bold) opening on a lower-case word -- not a bullet letter ("o Visit ...")."""
+    first = nxt.text.split(maxsplit=1)[0] if nxt.text.split() else ""
+    return (not _SENTENCE.search(b.text.rstrip()) and starts_lower(nxt.text) and len(first) >= 2 and not nxt.bold
+            and (nxt.line_count >= 2 or len(nxt.text) >= 60) and abs(b.size - nxt.size) <= 0.05 * nxt.size
+            and b.column == nxt.column and -0.2 * _pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.3 * _pitch(b))
+
+
+def _cell(b: Block) -> bool:
+    """Short lines: a table cell, not a column of running text beside a sidebar."""
+    return len(b.text) / max(b.line_count, 1) <= 40
+
+
+#: "nearly the same type": a table's caption and cells, and the cells of one row, differ in size by less
+_NEAR_SIZE = 1.15
+
+
+def _one_row(a: Block, b: Block) -> bool:
+    """Two cells of one table row: side by side on the same line, in nearly the same size."""
+    h = min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1])
+    overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+    return overlap > 0.5 * h and max(a.size, b.size) <= _NEAR_SIZE * min(a.size, b.size)
+
+
+def _grid_under(blocks: Sequence[Block], side: set[int] | frozenset[int], k: int, title: Block) -> bool:
+    """A table or form grid starts at ``blocks[k]``, under ``title``: short cells side by side in its first
+    rows (``blocks[k]`` one of them, or one header line with the cells right under it or beside its later
+    lines, where the first column's cells read into the header's block), spanning the title's middle.
+    Running text among them (paragraphs in an auditor's critical-matters grid, a sentence beside a
+    figure's labels, two columns of a glossary) follows the title: it heads that text."""
+    b = blocks[k]
+    lh = _pitch(b)
+    # the grid's first rows: what starts beside blocks[k], or within a line under it when it is one line (a
+    # header whose last words wrap); the next caption is further down
+    bound = b.bbox[3] + (1.2 if b.line_count == 1 else 0.3) * lh
+    window = [c for c in blocks[k : k + 4] if c.bbox[1] <= bound]
+    if any(_prose(c) or (j and c.index not in side and not _cell(c)) for j, c in enumerate(window)):
+        return False
+    top = b.bbox[1] if b.index in side else b.bbox[1] + 0.5 * lh
+    cells = [c for c in window if c.index in side and _cell(c) and top <= c.bbox[1] <= bound]
+    if b.index not in side:  # a header's cells lie under it, not in another column of the page
+        cells = [c for c in cells if c.bbox[0] < b.bbox[2] and b.bbox[0] < c.bbox[2]]
+    if b.index in side:
+        if not any(_one_row(x, y) for i, x in enumerate(cells) for y in cells[i + 1 :]):
+            return False
+        span = cells
+    else:
+        first = b.text.split("\n")[0].strip()
+        # a unit line ("(dollars in millions)") sits under a statement's or a section's title as well
+        if not cells or _SENTENCE.search(first) or len(first.split()) < 3 or _COLUMN_HEAD.match(first):
+            return False
+        span = cells + [b]  # the header line
+    middle = (title.bbox[0] + title.bbox[2]) / 2
+    return min(c.bbox[0] for c in span) <= middle <= max(c.bbox[2] for c in span)
+
+
+def page_reasons(blocks: Sequence[Block], candidates: set[int],
+                 side: set[int] | frozenset[int] = frozenset()) -> dict[int, str]:
+    """Why each of the ``candidates`` (block indices) among one page's ``blocks`` (reading order) is no heading.
+
+    ``side``: indices of the blocks that share a row with another block of their column (table cells,
+    form grids; :mod:`.detect` finds them).
+    """
     out: dict[int, str] = {}
     if not candidates:
         return out
     n = len(blocks)
     out.update((i, "numbered list item") for i in _list_items(blocks) if i in candidates)
+    out.update((i, "a form field") for i in _form_fields(blocks) if i in candidates)
     table = [is_table_line(b) for b in blocks]
     for k, b in enumerate(blocks):
         if b.index not in candidates or table[k] or _numbered(b):
@@ -295,6 +389,23 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int]) -> dict[int, str
         if b.index in candidates and not table[k] and table[k + 1] and not _numbered(b) and _touching(b, nxt) \
                 and b.size <= 1.1 * nxt.size:
             out.setdefault(b.index, "labels the table rows right under it")
+    # a title right on top of a grid (cells side by side, or a header line over them), in nearly the grid's
+    # type and with no paragraph space: the grid's caption ("KPI 1.2.2 Fatalities & Injuries" over its data
+    # table); nothing follows it but the table, so it opens no section
+    for k in range(n - 1):
+        b, nxt = blocks[k], blocks[k + 1]
+        if b.index in candidates and b.index not in side and not table[k] and not _numbered(b) \
+                and b.line_count <= 2 and -0.2 * _pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.4 * _pitch(b) \
+                and b.size <= _NEAR_SIZE * nxt.size and _grid_under(blocks, side, k + 1, b):
+            out.setdefault(b.index, "captions the table right under it")
+    # a sentence's subject set in bold on a line of its own ("Accrued interest and accounts receivable
+    # decreased"), its paragraph going on right under it in lower case: the paragraph's first words.  A
+    # title in capitals before its run-in text ("ACCOUNTS PAYABLE — Accounts payable consists of") stays.
+    for k in range(n - 1):
+        b, nxt = blocks[k], blocks[k + 1]
+        if b.index in candidates and not _numbered(b) and _continues_in_lower(b, nxt) \
+                and not latin_capitals(_RUN_IN.split(b.text, maxsplit=1)[0]):
+            out.setdefault(b.index, "opens the sentence its paragraph goes on with")
     # a label on a row of a table block: a cell of the table
     for k, b in enumerate(blocks):
         if b.index in candidates and not table[k] and not _numbered(b):

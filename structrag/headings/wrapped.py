@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ..model import Block, Document, Heading
 from ..numbering import is_bare_label, parse_numbering
-from ..text import latin_capitals, letter_count, normalize_title
+from ..text import latin_capitals, letter_count, normalize_title, starts_lower
 from .not_headings import text_reason
 from .outline import heading_from_block
 
@@ -48,7 +48,7 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
             continue
         if (prev is not None and first - 1 > taken_to and prev.index not in score_of and prev.role == "body"
                 and not prev.rotated and _wraps_into(prev, b)
-                and _short(prev) and (_looks_cut(prev.text) or _starts_lower(b.text))
+                and _short(prev) and (_looks_cut(prev.text) or starts_lower(b.text))
                 and letter_count(prev.text) >= 2 and not text_reason(_text(prev), prev.page)):
             first = prev.index
         last = b.index
@@ -64,7 +64,7 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
             # not into a list ("WHAT WE WILL NOT PAY FOR" + "A. Service calls")
             if _opens_number(cur, nxt) and not (cut and latin_capitals(cur.text) == latin_capitals(nxt.text)):
                 break
-            if nxt.index not in score_of and not ((cut or _starts_lower(nxt.text)) and _short(nxt)):
+            if nxt.index not in score_of and not ((cut or starts_lower(nxt.text)) and _short(nxt)):
                 break
             last += 1
             size += len(nxt.text)
@@ -86,12 +86,6 @@ _CUT = re.compile(r"(?:\b(?:and|or|of|the|for|to|in|on|with|by|from|at|as|a|an|u
 
 def _looks_cut(text: str) -> bool:
     return _CUT.search(text.rstrip()) is not None
-
-
-def _starts_lower(text: str) -> bool:
-    # a line in brackets is a qualifier under the title ("(currency in thousands)"), not its rest
-    first = text.lstrip("\"'“‘")[:1]
-    return first.isalpha() and first.islower()
 
 
 def _short(b: Block) -> bool:
