@@ -13,7 +13,9 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
   figures, rows of years, unit lines) is a row group or column header, not a section; names and
   job titles stacked together are a signature block or a board list; a one-line block whose words
   are spread across the page (its width several times its text's) is a table's header row or
-  chart labels merged into one line.
+  chart labels merged into one line; a line right on top of a grid of short cells is its caption;
+  stacked "Name: value" lines are a form's fields; a bold line whose paragraph goes on under it in
+  lower case is the first words of a sentence.
 
 A real title over a table keeps its place: the table rule asks for table rows on *both* sides.
 
