@@ -513,3 +513,31 @@ def test_a_bold_sentence_subject_on_its_own_line_is_no_heading():
     reasons = page_reasons(blocks, {0, 2, 4, 6, 8}, frozenset())
     assert reasons.get(0) == reasons.get(2) == "opens the sentence its paragraph goes on with", reasons
     assert not {4, 6, 8} & set(reasons), reasons
+
+
+def test_stacked_titles_of_one_style_are_two_headings_but_a_full_line_wraps(tmp_path):
+    b = PDFBuilder()
+    # an item title over the first title of its content, one style, a few points apart: the first line
+    # left room for the next one's first word, so it was not wrapped
+    b.heading("Item 8. Financial Statements and Supplementary Data", size=10, gap_after=4)
+    b.heading("Report of Independent Registered Public Accounting Firm", size=10, gap_before=0)
+    b.para()
+    # a title that fills its line and wraps onto the next one stays whole
+    b.heading("Changes in and Disagreements with Accountants on Accounting and Financial Disclosure and "
+              "Related Matters Reported", size=12)
+    b.para()
+    # a centred title broken where its designer balanced it stays whole
+    import pymupdf
+
+    x0, x1 = b._col_box()
+    b.y += 10
+    for line in ("THE COMPANY", "PEER GROUP INDEX AND STOCK PRICE PERFORMANCE"):
+        w = pymupdf.get_text_length(line, fontname="hebo", fontsize=12)
+        b.row([((x1 - x0 - w) / 2, line)], size=12, bold=True, gap_after=5)
+    b.para(gap_before=8)
+    titles = _titles(b.save(tmp_path / "stacked.pdf"))
+    assert "THE COMPANY PEER GROUP INDEX AND STOCK PRICE PERFORMANCE" in titles, titles
+    assert "Item 8. Financial Statements and Supplementary Data" in titles, titles
+    assert "Report of Independent Registered Public Accounting Firm" in titles, titles
+    assert ("Changes in and Disagreements with Accountants on Accounting and Financial Disclosure and Related "
+            "Matters Reported") in titles, titles

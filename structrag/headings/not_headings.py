@@ -184,7 +184,8 @@ def _signature_kind(b: Block) -> str | None:
         return None
     if any(_SIGNED.match(ln) for ln in lines):
         return "signed"
-    kinds = {"name" if _name_like(ln) else "role" if _role_like(ln) else None for ln in lines}
+    # a job title in capitals ("Chief Executive Officer") is name-like too: the role words decide first
+    kinds = {"role" if _role_like(ln) else "name" if _name_like(ln) else None for ln in lines}
     if None in kinds:
         return None
     return "role" if "role" in kinds else "name"

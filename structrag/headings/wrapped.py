@@ -66,6 +66,10 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
                 break
             if nxt.index not in score_of and not ((cut or starts_lower(nxt.text)) and _short(nxt)):
                 break
+            # a line that left room for the next one's first word was not wrapped: two titles stacked
+            # ("Item 8. Financial Statements and Supplementary Data" over "Report of Independent ...")
+            if not cut and not starts_lower(nxt.text) and _room_left(document, cur, nxt):
+                break
             last += 1
             size += len(nxt.text)
         found = [score_of[i] for i in range(first, last + 1) if i in score_of]
@@ -108,6 +112,21 @@ def _joinable(a: Block, b: Block) -> bool:
     if gap < -1 or gap > 0.9 * line_h:
         return False
     return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
+
+
+def _room_left(document: Document, a: Block, b: Block) -> bool:
+    """One-line ``a`` ends short of its column's right edge by more than ``b``'s first word (at ``a``'s own
+    average character width, and one character to spare): a line broken by hand or a title of its own."""
+    words = b.text.split()
+    if a.line_count != 1 or not words or not a.text.strip():
+        return False
+    col = [x for x in document.page_blocks(a.page) if x.column == a.column and not x.rotated]
+    left, right = min((x.bbox[0] for x in col), default=a.bbox[0]), max((x.bbox[2] for x in col), default=a.bbox[2])
+    char = (a.bbox[2] - a.bbox[0]) / len(a.text.strip())
+    # lines centred on one axis away from the left edge: a centred title broken where its designer balanced it
+    if a.bbox[0] > left + 2 * char and abs((a.bbox[0] + a.bbox[2]) - (b.bbox[0] + b.bbox[2])) / 2 <= 2 * char:
+        return False
+    return a.bbox[2] + char * (len(words[0]) + 2) < right
 
 
 def _opens_number(a: Block, b: Block) -> bool:
