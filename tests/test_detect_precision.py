@@ -6,6 +6,8 @@ closings, cover lines and wrapped title fragments must not become headings of th
 
 from __future__ import annotations
 
+import pytest
+
 from structrag import extract
 from structrag.headings import merge_headings
 from structrag.headings.outline import heading_from_block
@@ -541,3 +543,20 @@ def test_stacked_titles_of_one_style_are_two_headings_but_a_full_line_wraps(tmp_
     assert "Report of Independent Registered Public Accounting Firm" in titles, titles
     assert ("Changes in and Disagreements with Accountants on Accounting and Financial Disclosure and Related "
             "Matters Reported") in titles, titles
+
+
+@pytest.mark.parametrize("text, why", [
+    ("Dec-17 Dec-18 Dec-19 Dec-20 Dec-21 Dec-22 $0", "chart axis labels"),
+    ("Q1'22 Q2'22 Q3'22 Q4'22", "chart axis labels"),
+    ("FY2021 FY2022 FY2023 25%", "chart axis labels"),
+    ("* For credit institutions that do not meet the conditions of Article 94(1)", "footnote"),
+    ("**Fees and commissions income from services other than lending", "footnote"),
+    ("† Restated for the change in accounting policy", "footnote"),
+    # titles that name periods stay
+    ("Q1 2022 Highlights", None), ("Fiscal 2022 compared with Fiscal 2021", None), ("H1 2023 Report", None),
+    ("Dec-22 Update", None),
+])
+def test_chart_axes_and_footnotes_are_no_headings_by_their_text(text, why):
+    from structrag.headings.not_headings import text_reason
+
+    assert text_reason(text, 40) == why

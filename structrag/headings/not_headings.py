@@ -40,6 +40,8 @@ _CLOSING = re.compile(
     r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards)\s*[,.!]?$", re.I)
 # a title repeated at the top of the next page: its section goes on, no new one starts
 _CONTINUED = re.compile(r"(?:\(\s*(?:continued|cont(?:'|’)?d|cont\.)\s*\)|[—–-]\s*continued)\s*[:.]?$", re.I)
+#: a footnote opens on its mark ("* For credit institutions ...", "** Fees and commissions ...", "† Restated")
+_FOOTNOTE = re.compile(r"^(?:\*{1,3}|[†‡])\s*\w")
 _SIGNED = re.compile(r"^(?:by:?\s*)?/\s*s\s*/", re.I)
 # SEC cover-page lines: the form's furniture, never a section of the report
 _SEC_COVER = re.compile(
@@ -55,6 +57,9 @@ _WIDE = re.compile(rf"[{CJK_WIDE}]")
 _YEARS_FIRST = re.compile(r"^(?:19|20)\d\d\s+(?:19|20)\d\d\b")
 _FIGURE = re.compile(r"^[(\-–—$€£¥]*\d[\d,.]*[)%]?$|^[$€£¥]$|^[—–-]+$")
 _YEAR = re.compile(r"^(?:19|20)\d\d[,;.]?$")
+#: a period on a chart's axis: "Dec-17", "Mar-2022", "Q1'22", "1Q22", "FY21", "FY2021", "H1"
+_PERIOD = re.compile(r"^(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[-'’/]?(?:\d\d|\d{4})"
+                     r"|q[1-4](?:[-'’/]?(?:\d\d|\d{4}))?|[1-4]q(?:\d\d|\d{4})|fy[-'’]?(?:\d\d|\d{4})|h[12])$", re.I)
 _DATE_WORD = re.compile(r"^(?:january|february|march|april|may|june|july|august|september|october|november|december"
                         r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?$|^\d{1,2},?$", re.I)
 
@@ -66,6 +71,8 @@ def text_reason(text: str, page: int) -> str | None:
         return "letter closing"
     if _SIGNED.match(t):
         return "signature"
+    if _FOOTNOTE.match(t):
+        return "footnote"
     if _CONTINUED.search(t) and not t.lower().startswith(("contents", "table of contents")):
         return "continued repeat"
     if page <= 2 and _SEC_COVER.match(t):
@@ -76,6 +83,10 @@ def text_reason(text: str, page: int) -> str | None:
     if any(x in ("$", "€", "£") or x.startswith(("$", "€", "£")) for x in toks):
         if sum(1 for x in toks if _FIGURE.match(x)) >= 3:
             return "figures row"
+    # a chart's axis: periods and figures only ("Dec-17 Dec-18 Dec-19 Dec-20 $0", "Q1 22 Q2 22 Q3 22")
+    periods = sum(1 for x in toks if _PERIOD.match(x))
+    if periods >= 3 and all(_PERIOD.match(x) or _FIGURE.match(x) or _YEAR.match(x) for x in toks):
+        return "chart axis labels"
     return None
 
 
