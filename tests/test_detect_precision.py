@@ -560,3 +560,22 @@ def test_chart_axes_and_footnotes_are_no_headings_by_their_text(text, why):
     from structrag.headings.not_headings import text_reason
 
     assert text_reason(text, 40) == why
+
+
+def test_the_name_typed_under_a_signature_is_no_heading(tmp_path):
+    b = PDFBuilder(body_size=9)
+    b.heading("Report of Independent Registered Public Accounting Firm", size=12)
+    for _ in range(3):
+        b.para(size=9)
+    b.heading("Critical Audit Matters", size=10)
+    b.para(size=9)
+    b.text("/s/ Ernst & Young LLP", size=9, gap_before=8, gap_after=1)
+    b.text("Ernst & Young LLP", size=9, bold=True, gap_after=1, indent=20)
+    b.text("We have served as the Company's auditor since 2000.", size=9, gap_after=1, indent=20)
+    b.text("New York, New York", size=9, indent=20)
+    b.heading("Consolidated Statements of Income", size=12)
+    b.para(size=9)
+    titles = _titles(b.save(tmp_path / "auditor.pdf"))
+    assert {"Report of Independent Registered Public Accounting Firm", "Critical Audit Matters",
+            "Consolidated Statements of Income"} <= set(titles), titles
+    assert "Ernst & Young LLP" not in titles, titles

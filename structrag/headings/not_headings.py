@@ -32,6 +32,8 @@ from typing import Sequence
 from ..model import Block, Heading
 from ..numbering import parse_numbering
 from ..text import CJK_WIDE, latin_capitals, normalize_title, starts_lower
+from ._geometry import close_below, pitch
+from .signatures import SIGNED, signature_reasons
 
 __all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats"]
 
@@ -42,7 +44,6 @@ _CLOSING = re.compile(
 _CONTINUED = re.compile(r"(?:\(\s*(?:continued|cont(?:'|’)?d|cont\.)\s*\)|[—–-]\s*continued)\s*[:.]?$", re.I)
 #: a footnote opens on its mark ("* For credit institutions ...", "** Fees and commissions ...", "† Restated")
 _FOOTNOTE = re.compile(r"^(?:\*{1,3}|[†‡])\s*\w")
-_SIGNED = re.compile(r"^(?:by:?\s*)?/\s*s\s*/", re.I)
 # SEC cover-page lines: the form's furniture, never a section of the report
 _SEC_COVER = re.compile(
     r"^(?:united states\s+)?securities and exchange commission$|^washington,?\s*d\.?\s*c\.?(?:\s+\d{5})?$"
@@ -69,7 +70,7 @@ def text_reason(text: str, page: int) -> str | None:
     t = text.strip()
     if _CLOSING.match(t):
         return "letter closing"
-    if _SIGNED.match(t):
+    if SIGNED.match(t):
         return "signature"
     if _FOOTNOTE.match(t):
         return "footnote"
@@ -154,79 +155,20 @@ def is_table_line(b: Block) -> bool:
     return all(_header_row(ln) for ln in lines)
 
 
-# --- names and job titles (signature blocks, board lists) ----------------------------------------
-
-_ROLE = re.compile(
-    r"\b(?:director|chairman|chairwoman|chairperson|chair|president|vice[- ]president|secretary|treasurer|controller"
-    r"|chief\s+\w+(?:\s+\w+)?\s+officer|officer|ceo|cfo|coo|managing partner|trustee|board member"
-    r"|member of the (?:board|\w+ committee)|general counsel)\b", re.I)
-_NAME_WORD = re.compile(r"^(?:[A-Z][a-zA-Z'’\-]+\.?|[A-Z]\.(?:[A-Z]\.)?|Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|CPA),?$")
-_NOT_NAME = {"the", "of", "and", "for", "to", "in", "on", "with", "our", "&", "a", "an", "at", "by"}
-
-
-def _name_like(line: str) -> bool:
-    """Two to five capitalised words, no digits or small words: "James J. Murren", "JOHN B. KILROY, JR."."""
-    toks = line.replace("Mr.", "").replace("Ms.", "").replace("Dr.", "").split()
-    if not 2 <= len(toks) <= 5 or len(line) > 40:
-        return False
-    return all(_NAME_WORD.match(x) and x.lower() not in _NOT_NAME for x in toks)
-
-
-#: the words of job titles: a line of them (and a role word among them) is a title under a name, while
-#: "Letter From Our CEO" or "2022 Executive Officer Compensation Elements" are headings
-_ROLE_WORDS = set("""chief executive officer officers financial operating accounting technology information legal
-people marketing risk president vice senior executive chairman chairwoman chairperson chair of the board and director
-directors independent lead non-executive non executive ceo cfo coo cto secretary treasurer controller general counsel
-corporate principal member committee audit compensation nominating governance managing partner trustee deputy
-co-founder founder emeritus group company""".split())
-
-
-def _role_like(line: str) -> bool:
-    if len(line) > 80 or _ROLE.search(line) is None or line.rstrip().endswith((".", ";", ":")):
-        return False
-    words = re.findall(r"[a-z][a-z\-]*", re.sub(r"\([^)]*\)", " ", line.lower()))
-    return bool(words) and sum(w in _ROLE_WORDS for w in words) >= 0.8 * len(words)
-
-
-def _signature_kind(b: Block) -> str | None:
-    """"name", "role", "signed" or None for a short block of a signature or board list."""
-    lines = [ln.strip() for ln in b.text.split("\n") if ln.strip()]
-    if not lines or len(lines) > 3 or len(b.text) > 120:
-        return None
-    if any(_SIGNED.match(ln) for ln in lines):
-        return "signed"
-    # a job title in capitals ("Chief Executive Officer") is name-like too: the role words decide first
-    kinds = {"role" if _role_like(ln) else "name" if _name_like(ln) else None for ln in lines}
-    if None in kinds:
-        return None
-    return "role" if "role" in kinds else "name"
-
-
 def _numbered(b: Block) -> bool:
     """A numbered title ("9. PROPERTY, PLANT AND EQUIPMENT", "Note 4") between two tables is still a heading."""
     return parse_numbering(b.text)[0] is not None
 
 
-def _pitch(b: Block) -> float:
-    """Distance from one line to the next in ``b`` (its height for one line)."""
-    return (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
-
-
-def _close(a: Block, b: Block, factor: float) -> bool:
-    """``b`` starts within ``factor`` line heights below ``a``'s end (or on ``a``'s row)."""
-    lh = _pitch(a)
-    return -lh <= b.bbox[1] - a.bbox[3] <= factor * lh
-
-
 def _tight(a: Block, b: Block) -> bool:
     """``b`` follows ``a`` at a table's row spacing: the gap under ``a`` under ``b``'s line height."""
-    lh = _pitch(b)
+    lh = pitch(b)
     return b.bbox[1] - a.bbox[3] <= 1.0 * lh
 
 
 def _touching(a: Block, b: Block) -> bool:
     """``b`` starts right under ``a``, within a third of a line of ``b``'s type: rows' spacing, no paragraph space."""
-    lh = _pitch(b)
+    lh = pitch(b)
     return -0.2 * lh <= b.bbox[1] - a.bbox[3] <= 0.3 * lh and b.bbox[0] < a.bbox[2]
 
 
@@ -237,7 +179,7 @@ def _in_rows(b: Block, t: Block) -> bool:
         return False
     h = b.bbox[3] - b.bbox[1]
     overlap = min(b.bbox[3], t.bbox[3]) - max(b.bbox[1], t.bbox[1])
-    return h > 0 and overlap >= 0.5 * h and b.bbox[0] < t.bbox[2] and t.bbox[0] < b.bbox[2] + 3 * _pitch(t)
+    return h > 0 and overlap >= 0.5 * h and b.bbox[0] < t.bbox[2] and t.bbox[0] < b.bbox[2] + 3 * pitch(t)
 
 
 #: the numberings of list items as well as of headings; "Item 7", "Note 4", "Article II" and Chinese
@@ -296,7 +238,7 @@ def _form_fields(blocks: Sequence[Block]) -> set[int]:
     run: list[Block] = []
     for b in list(blocks) + [None]:  # type: ignore[list-item]
         if b is not None and b.line_count == 1 and len(b.text) <= 120 and _FIELD.match(b.text.strip()) \
-                and (not run or _close(run[-1], b, 1.5)):
+                and (not run or close_below(run[-1], b, 1.5)):
             run.append(b)
             continue
         if len(run) >= _FIELD_RUN:
@@ -320,7 +262,7 @@ def _continues_in_lower(b: Block, nxt: Block) -> bool:
     first = nxt.text.split(maxsplit=1)[0] if nxt.text.split() else ""
     return (not _SENTENCE.search(b.text.rstrip()) and starts_lower(nxt.text) and len(first) >= 2 and not nxt.bold
             and (nxt.line_count >= 2 or len(nxt.text) >= 60) and abs(b.size - nxt.size) <= 0.05 * nxt.size
-            and b.column == nxt.column and -0.2 * _pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.3 * _pitch(b))
+            and b.column == nxt.column and -0.2 * pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.3 * pitch(b))
 
 
 def _cell(b: Block) -> bool:
@@ -346,7 +288,7 @@ def _grid_under(blocks: Sequence[Block], side: set[int] | frozenset[int], k: int
     Running text among them (paragraphs in an auditor's critical-matters grid, a sentence beside a
     figure's labels, two columns of a glossary) follows the title: it heads that text."""
     b = blocks[k]
-    lh = _pitch(b)
+    lh = pitch(b)
     # the grid's first rows: what starts beside blocks[k], or within a line under it when it is one line (a
     # header whose last words wrap); the next caption is further down
     bound = b.bbox[3] + (1.2 if b.line_count == 1 else 0.3) * lh
@@ -409,7 +351,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     for k in range(n - 1):
         b, nxt = blocks[k], blocks[k + 1]
         if b.index in candidates and b.index not in side and not table[k] and not _numbered(b) \
-                and b.line_count <= 2 and -0.2 * _pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.4 * _pitch(b) \
+                and b.line_count <= 2 and -0.2 * pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.4 * pitch(b) \
                 and b.size <= _NEAR_SIZE * nxt.size and _grid_under(blocks, side, k + 1, b):
             out.setdefault(b.index, "captions the table right under it")
     # a sentence's subject set in bold on a line of its own ("Accrued interest and accounts receivable
@@ -432,9 +374,9 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
         if b.index in candidates and table[k - 1] and table[k + 1] and not table[k] and not _numbered(b) \
                 and b.line_count == 1 and up.line_count >= 2 and down.line_count >= 2 \
                 and abs(b.size - down.size) <= 0.05 * down.size:
-            pitch = min(_pitch(up), _pitch(down))
+            row = min(pitch(up), pitch(down))
             gaps = (b.bbox[1] - up.bbox[3], down.bbox[1] - b.bbox[3])
-            if all(-0.2 * pitch <= g <= 1.2 * pitch for g in gaps):
+            if all(-0.2 * row <= g <= 1.2 * row for g in gaps):
                 out.setdefault(b.index, "a row group between table rows")
     # labels stacked between table rows: a row group or a column header inside the table
     k = 0
@@ -444,33 +386,19 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
             run: list[int] = []
             # the first label sits at the rows' spacing: a title with space above it opens a new table
             while m < n and not table[m] and len(run) < 3 and blocks[m].line_count <= 2 and len(blocks[m].text) <= 90 \
-                    and _close(blocks[m - 1], blocks[m], 1.2) and (run or _tight(blocks[m - 1], blocks[m])):
+                    and close_below(blocks[m - 1], blocks[m], 1.2) and (run or _tight(blocks[m - 1], blocks[m])):
                 run.append(m)
                 m += 1
-            if run and m < n and table[m] and _close(blocks[m - 1], blocks[m], 1.2):
+            if run and m < n and table[m] and close_below(blocks[m - 1], blocks[m], 1.2):
                 for r in run:
                     if blocks[r].index in candidates and not _numbered(blocks[r]):
                         out.setdefault(blocks[r].index, "between table rows")
                 k = m
                 continue
         k += 1
-    # signature blocks and board lists: names and job titles stacked (or side by side) together
-    kinds = [_signature_kind(b) for b in blocks]
-    k = 0
-    while k < n:
-        if kinds[k] is None:
-            k += 1
-            continue
-        m = k
-        while m + 1 < n and kinds[m + 1] is not None and _close(blocks[m], blocks[m + 1], 2.0):
-            m += 1
-        group = kinds[k : m + 1]
-        # names alone are no evidence ("Exchange Offers" / "Principal Amount" look like names too)
-        if "name" in group and ("role" in group or "signed" in group):
-            for r in range(k, m + 1):
-                if blocks[r].index in candidates and not _numbered(blocks[r]):
-                    out.setdefault(blocks[r].index, "name or title in a signature or board list")
-        k = m + 1
+    # signature blocks and board lists
+    for i, why in signature_reasons(blocks, candidates, _numbered).items():
+        out.setdefault(i, why)
     return out
 
 

@@ -1,0 +1,18 @@
+"""Where blocks sit relative to one another: line pitch and closeness, shared by the heading rules."""
+
+from __future__ import annotations
+
+from ..model import Block
+
+__all__ = ["pitch", "close_below"]
+
+
+def pitch(b: Block) -> float:
+    """Distance from one line to the next in ``b`` (its height for one line)."""
+    return (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+
+
+def close_below(a: Block, b: Block, factor: float) -> bool:
+    """``b`` starts within ``factor`` line heights below ``a``'s end (or on ``a``'s row)."""
+    lh = pitch(a)
+    return -lh <= b.bbox[1] - a.bbox[3] <= factor * lh

@@ -1,0 +1,98 @@
+"""Names and job titles: signature blocks and board lists (:mod:`.not_headings` asks this module).
+
+A board member's name in a larger size, a job title in bold or the name typed under a "/s/" signature
+look like titles; stacked together, or under a signature, they are the people who sign or serve.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+from ..model import Block
+from ._geometry import close_below
+
+__all__ = ["SIGNED", "signature_reasons"]
+
+#: an electronic signature line ("/s/ Jane Doe", "By: /s/ ...")
+SIGNED = re.compile(r"^(?:by:?\s*)?/\s*s\s*/", re.I)
+
+
+# --- names and job titles (signature blocks, board lists) ----------------------------------------
+
+_ROLE = re.compile(
+    r"\b(?:director|chairman|chairwoman|chairperson|chair|president|vice[- ]president|secretary|treasurer|controller"
+    r"|chief\s+\w+(?:\s+\w+)?\s+officer|officer|ceo|cfo|coo|managing partner|trustee|board member"
+    r"|member of the (?:board|\w+ committee)|general counsel)\b", re.I)
+_NAME_WORD = re.compile(r"^(?:[A-Z][a-zA-Z'’\-]+\.?|[A-Z]\.(?:[A-Z]\.)?|Jr\.?|Sr\.?|II|III|IV|Ph\.?D\.?|CPA),?$")
+_NOT_NAME = {"the", "of", "and", "for", "to", "in", "on", "with", "our", "&", "a", "an", "at", "by"}
+
+
+def _name_like(line: str) -> bool:
+    """Two to five capitalised words, no digits or small words: "James J. Murren", "JOHN B. KILROY, JR."."""
+    toks = line.replace("Mr.", "").replace("Ms.", "").replace("Dr.", "").split()
+    if not 2 <= len(toks) <= 5 or len(line) > 40:
+        return False
+    return all(_NAME_WORD.match(x) and x.lower() not in _NOT_NAME for x in toks)
+
+
+#: the words of job titles: a line of them (and a role word among them) is a title under a name, while
+#: "Letter From Our CEO" or "2022 Executive Officer Compensation Elements" are headings
+_ROLE_WORDS = set("""chief executive officer officers financial operating accounting technology information legal
+people marketing risk president vice senior executive chairman chairwoman chairperson chair of the board and director
+directors independent lead non-executive non executive ceo cfo coo cto secretary treasurer controller general counsel
+corporate principal member committee audit compensation nominating governance managing partner trustee deputy
+co-founder founder emeritus group company""".split())
+
+
+def _role_like(line: str) -> bool:
+    if len(line) > 80 or _ROLE.search(line) is None or line.rstrip().endswith((".", ";", ":")):
+        return False
+    words = re.findall(r"[a-z][a-z\-]*", re.sub(r"\([^)]*\)", " ", line.lower()))
+    return bool(words) and sum(w in _ROLE_WORDS for w in words) >= 0.8 * len(words)
+
+
+def _signature_kind(b: Block) -> str | None:
+    """"name", "role", "signed" or None for a short block of a signature or board list."""
+    lines = [ln.strip() for ln in b.text.split("\n") if ln.strip()]
+    if not lines or len(lines) > 3 or len(b.text) > 120:
+        return None
+    if any(SIGNED.match(ln) for ln in lines):
+        return "signed"
+    # a job title in capitals ("Chief Executive Officer") is name-like too: the role words decide first
+    kinds = {"role" if _role_like(ln) else "name" if _name_like(ln) else None for ln in lines}
+    if None in kinds:
+        return None
+    return "role" if "role" in kinds else "name"
+
+
+def signature_reasons(blocks: Sequence[Block], candidates: set[int],
+                      numbered: Callable[[Block], bool]) -> dict[int, str]:
+    """Why each of the ``candidates`` among one page's ``blocks`` belongs to a signature block or a board
+    list: names and job titles stacked (or side by side) together, or the name typed under a "/s/" line.
+    ``numbered`` blocks ("Note 4") are titles whatever their neighbours."""
+    out: dict[int, str] = {}
+    n = len(blocks)
+    kinds = [_signature_kind(b) for b in blocks]
+    k = 0
+    while k < n:
+        if kinds[k] is None:
+            k += 1
+            continue
+        m = k
+        while m + 1 < n and kinds[m + 1] is not None and close_below(blocks[m], blocks[m + 1], 2.0):
+            m += 1
+        group = kinds[k : m + 1]
+        # names alone are no evidence ("Exchange Offers" / "Principal Amount" look like names too)
+        if "name" in group and ("role" in group or "signed" in group):
+            for r in range(k, m + 1):
+                if blocks[r].index in candidates and not numbered(blocks[r]):
+                    out.setdefault(blocks[r].index, "name or title in a signature or board list")
+        k = m + 1
+    # the name typed under a "/s/" signature, whatever its form ("/s/ Ernst & Young LLP" over "Ernst & Young LLP")
+    for k in range(1, n):
+        b = blocks[k]
+        if kinds[k - 1] == "signed" and b.index in candidates and b.line_count == 1 and len(b.text) <= 60 \
+                and not numbered(b) and close_below(blocks[k - 1], b, 1.0):
+            out.setdefault(b.index, "name under a signature")
+    return out
