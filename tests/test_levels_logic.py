@@ -90,7 +90,10 @@ def test_notes_nest_under_their_introducer_and_end_matter_returns_to_the_top(fil
         assert hs[by[t]].level == top, (t, [(h.level, h.text) for h in hs])
     # the exhibit's own title stays under it
     assert hs[by["Certification"]].level > top
-    assert parsed.stats["levels"]["logic"] == len(NOTES) + 3
+    # the notes' introducer is a statement: beside the balance sheets, not under them
+    assert hs[intro].level == hs[by["Consolidated Balance Sheets"]].level
+    assert hs[intro].level_source == "logic"
+    assert parsed.stats["levels"]["logic"] == len(NOTES) + 3 + 1
 
 
 def test_without_the_logic_the_layout_alone_gets_it_wrong(filing):
@@ -213,3 +216,35 @@ def test_an_unlisted_heading_of_a_look_given_two_levels_stays_a_sibling_at_eithe
                     font="Arial", size=10.0, bold=False, numbering=None)
     lv = [h.level for h in assign_levels(None, hs, predictor="rules").headings]
     assert lv[3] == 3
+
+
+def test_a_filings_statements_are_siblings_inside_their_item():
+    # the auditor's report, then a critical audit matter's title, then the statements: without the rule the
+    # statements would go under the matter's title (style-less here, so the rules predictor nests nothing:
+    # the levels are set as a layout model drifting deeper would set them)
+    hs = [H("PART II", 0), H("Item 8. Financial Statements", 0),
+          H("Report of Independent Registered Public Accounting Firm", 1), H("Critical Audit Matters", 1),
+          H("Consolidated Statements of Income", 2), H("Consolidated Balance Sheets", 3),
+          H("Notes to Consolidated Financial Statements", 4), H("Note 1. Basis", 4), H("Note 2. Revenue", 5),
+          H("Item 9. Controls", 6), H("Consolidated Balance Sheets Analysis", 6)]
+    lg = DocumentLogic(hs)
+    assert lg.statement_of == {4: 2, 5: 2, 6: 2}  # the analysis after Item 9 is no statement
+    drift = dict(zip((h.text for h in hs), [1, 2, 3, 4, 5, 6, 6, 7, 7, 2, 3]))
+
+    class Drifting:
+        """Each heading one level deeper than the one before, as a layout model drifting would."""
+        name, source, max_retries = "drifting", "drifting", 0
+
+        def begin(self, context):
+            pass
+
+        def predict(self, memory, targets, *, attempt=0, feedback=None):
+            from structrag.levels.base import LevelPrediction
+
+            return LevelPrediction(tuple(drift[t.text] for t in targets), tuple(1.0 for _ in targets))
+
+    res = assign_levels(None, hs, predictor=Drifting(), floor_after_fixed=False)
+    lv = [h.level for h in res.headings]
+    assert lv[4] == lv[5] == lv[6] == lv[2] == 3, lv
+    assert lv[7] == lv[8] == 4  # the notes go under their introducer
+    assert assign_levels(None, hs, predictor=Drifting(), document_logic=False).headings[4].level == 5

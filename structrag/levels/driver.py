@@ -318,8 +318,9 @@ def assign_levels(
                     if floor_ends_at_body and placed[1] == "end matter":  # type: ignore[index]
                         last_fixed = 0  # the body is over: nothing listed before floors what follows
                     # (an exhibit floors what follows: the document filed under it, its own contents included)
-                    if looks and (placed is None or placed[1] != "end matter"):
-                        # signatures head nothing: their look says nothing about the headings around them
+                    if looks and (placed is None or placed[1] not in ("end matter", "beside the other statements")):
+                        # signatures head nothing, and a statement's title is set like the notes' sub-headings
+                        # in many filings: their look says nothing about the headings around them
                         fixed_look.setdefault(looks[i], set()).add(lv)
                     levels.append(lv)
                     if placed is not None and placed[1] == SECONDARY:

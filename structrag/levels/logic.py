@@ -18,6 +18,12 @@ prediction (the driver treats them like levels the printed contents gives):
   level of that scheme's headings.  A certification or power of attorney right under an exhibit on
   the same page is that exhibit's title and is left to the predictor.  An exhibit heads the
   document filed under it; the other end matter heads nothing (the driver's floor).
+* **A filing's financial statements are siblings.** Inside one item of a filing, the auditor's report
+  and the statements it covers ("Report of Independent Registered Public Accounting Firm",
+  "Consolidated Balance Sheets", "Consolidated Statements of Cash Flows", "Notes to Consolidated
+  Financial Statements") sit side by side: each takes the level of the first of them, which is
+  predicted (or listed).  A statement is not a sub-section of the report printed before it, nor of a
+  critical audit matter's title.
 * **The contents page's title is a leaf.** "Table of Contents" heads the list of sections, not the
   sections: the heading after it goes no deeper than it (:attr:`DocumentLogic.leaves`).
 
@@ -47,6 +53,15 @@ END_MATTER_RE = re.compile(
 #: end matter that, right under an exhibit on the same page, is that exhibit's title
 _EXHIBIT_TITLE_RE = re.compile(r"^(?:certifications?|powers? of attorney)\s*[.:]?$", re.I)
 _EXHIBIT_RE = re.compile(r"^exhibits?\s+\d", re.I)
+
+#: whole titles of a filing's financial statements and of the auditor's report on them (an MD&A's
+#: "Consolidated Balance Sheets Analysis" is a section about them, not one of them)
+_STATEMENT_RE = re.compile(
+    r"^(?:reports? of independent registered public accounting firms?"
+    r"|(?:condensed\s+)?consolidated\s+(?:balance\s+sheets?|statements?\s+of\s+(?!.*\b(?:analysis|review|discussion|"
+    r"data|highlights|overview)\b)[a-z ,'’()&-]{3,80}?)"
+    r"|notes\s+to\s+(?:the\s+)?(?:condensed\s+)?consolidated\s+financial\s+statements)"
+    r"(?:\s*\((?:unaudited|continued)\))?\s*[.:]?$", re.I)
 
 #: schemes whose headings make the body of a filing, highest first
 _BODY_SCHEMES = ("part", "item")
@@ -93,8 +108,11 @@ class DocumentLogic:
         self.leaves: frozenset[int] = frozenset(
             i for i, h in enumerate(self.headings)
             if is_contents_title(h.text) and (document is None or h.page in document.toc_pages))
+        #: statement index -> the first statement of its item (the one the others go beside)
+        self.statement_of: dict[int, int] = {}
         self._find_runs()
         self._find_end_matter(n)
+        self._find_statements()
 
     # -- rules --------------------------------------------------------------------------------
 
@@ -164,16 +182,34 @@ class DocumentLogic:
                 continue  # the title of the exhibit above it
             self.end_matter[i] = tuple(body)
 
+    def _find_statements(self) -> None:
+        items = [i for i, x in enumerate(self._nums) if x is not None and x.scheme == "item"]
+        if len(items) < 2:
+            return  # a filing's body: the statements of a report without items are left to the predictor
+        group: list[int] = []
+        for i, h in enumerate(self.headings):
+            if i in items:
+                self._close_group(group)
+                group = []
+            elif _STATEMENT_RE.match(" ".join(h.text.split())):
+                group.append(i)
+        self._close_group(group)
+
+    def _close_group(self, group: list[int]) -> None:
+        if len(group) >= 2:
+            for k in group[1:]:
+                self.statement_of[k] = group[0]
+
     # -- queries during the walk ------------------------------------------------------------------
 
     @property
     def active(self) -> bool:
         """Whether any rule applies to this document at all."""
-        return bool(self.member_of or self.end_matter or self.leaves)
+        return bool(self.member_of or self.end_matter or self.leaves or self.statement_of)
 
     def covers(self, i: int) -> bool:
         """Whether a rule may place heading ``i`` (known before any level is)."""
-        return i in self.member_of or i in self.members or i in self.end_matter
+        return i in self.member_of or i in self.members or i in self.end_matter or i in self.statement_of
 
     def level(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> tuple[int, str] | None:
         """The level heading ``i`` takes, given the ``levels`` of the headings before it; None: no rule applies.
@@ -186,6 +222,10 @@ class DocumentLogic:
             top = min(levels[k] for k in self.end_matter[i])
             # an exhibit heads the document filed under it; signatures and the like head nothing
             return top, ("exhibit" if _EXHIBIT_RE.match(self.headings[i].text.strip()) else "end matter")
+        if i in self.statement_of and fixed[i] is None:
+            first = self.statement_of[i]
+            if first < len(levels):
+                return levels[first], "beside the other statements"
         if i in self.members and fixed[i] is None:
             listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
             if listed:
