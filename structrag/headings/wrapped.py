@@ -116,7 +116,8 @@ def _joinable(a: Block, b: Block) -> bool:
 
 def _room_left(document: Document, a: Block, b: Block) -> bool:
     """One-line ``a`` ends short of its column's right edge by more than ``b``'s first word (at ``a``'s own
-    average character width, and one character to spare): a line broken by hand or a title of its own."""
+    average character width, with a space and one character to spare): a line broken by hand or a title of
+    its own."""
     words = b.text.split()
     if a.line_count != 1 or not words or not a.text.strip():
         return False
