@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import warnings
 from pathlib import Path
 from typing import Any, Mapping
 
+from eval.bench.precision import detect
 from eval.shared_data import shared_data_dir
 
 #: the shared folders whose PDFs are compared
@@ -37,19 +37,15 @@ def pdfs_of(data: Path) -> list[Path]:
 
 
 def detected(path: Path) -> list[tuple[int, str, str]] | str:
-    """``(page, text, source)`` of every heading detected with the outline ignored; an error's text when
-    the file cannot be read."""
+    """``(page, text, source)`` of every heading detected with the outline ignored, as the precision
+    benchmark detects them; an error's text when the file cannot be read."""
     from structrag.errors import StructragError
-    from structrag.extraction import extract
-    from structrag.pipeline import detect_headings
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            doc = extract(path, progress=False)
-            return [(h.page, h.text, h.source) for h in detect_headings(doc, outline="ignore")]
+        _, heads = detect(path)
     except StructragError as e:
         return str(e)
+    return [(h.page, h.text, h.source) for h in heads]
 
 
 def write(data: Path, out: Path) -> int:
