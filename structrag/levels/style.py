@@ -26,12 +26,17 @@ _SUFFIX = re.compile(r"[-,+](bold|semibold|demibold|black|heavy|medium|light|reg
 _SUBSET = re.compile(r"^[A-Z]{6}\+")
 
 
+_SERIF = re.compile(r"times|georgia|garamond|serif|minion|palatino|cambria|caslon|baskerville|bodoni|century|"
+                    r"tiro|roman|book|charter|sabon|utopia|cmr|lmroman|nimbusrom|stix|mercury|publico|janson", re.I)
+_MONO = re.compile(r"courier|mono|consol|cour|menlo|cmtt|lmmono", re.I)
+
+
 def font_family(font: str) -> str:
-    """Font name without subset prefix and weight/style suffix (``ABCDEF+Arial-BoldMT`` -> ``arial``)."""
+    """The font's class: ``serif``, ``mono`` or ``sans`` (``ABCDEF+Arial-BoldMT`` -> ``sans``)."""
     f = _SUBSET.sub("", font or "")
-    f = _SUFFIX.sub("", f)
-    f = re.sub(r"(mt|ps|std|pro)$", "", f.lower())
-    return f.strip("-, ")
+    if not f:
+        return ""
+    return "mono" if _MONO.search(f) else "serif" if _SERIF.search(f) else "sans"
 
 
 def _caps(text: str) -> bool:
