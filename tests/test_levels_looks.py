@@ -105,3 +105,15 @@ def test_driver_nests_on_a_real_pdf(tmp_path):
     flat = {h.text: h.level for h in parsed.headings}
     assert flat["Highlights"] == flat["Overview of the Year"]
     assert nested.stats["look_nested"] == 7
+
+
+@pytest.mark.parametrize("font, cls", [("ABCDEF+Arial-BoldMT", "sans"), ("Calibri-Bold", "sans"),
+                                        ("TimesNewRomanPS-BoldMT", "serif"), ("Georgia-Italic", "serif"),
+                                        ("CMR10", "serif"), ("LMRoman10-Regular", "serif"), ("Times-Roman", "serif"),
+                                        ("Courier-Bold", "mono"), ("Consolas", "mono"), ("Helvetica-Roman", "sans"),
+                                        ("Gotham-Book", "sans"), ("CenturyGothic-Bold", "sans"), ("", "")])
+def test_a_look_knows_a_fonts_class_not_its_name(font, cls):
+    from structrag.levels.style import font_family
+
+    # two sans faces set one look: a report assembled from parts in Calibri and Arial is one style
+    assert font_family(font) == cls
