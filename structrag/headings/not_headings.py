@@ -297,13 +297,13 @@ def _grid_under(blocks: Sequence[Block], side: set[int] | frozenset[int], k: int
         return False
     top = b.bbox[1] if b.index in side else b.bbox[1] + 0.5 * lh
     cells = [c for c in window if c.index in side and _cell(c) and top <= c.bbox[1] <= bound]
-    if b.index not in side:  # a header's cells lie under it, not in another column of the page
-        cells = [c for c in cells if c.bbox[0] < b.bbox[2] and b.bbox[0] < c.bbox[2]]
     if b.index in side:
         if not any(_one_row(x, y) for i, x in enumerate(cells) for y in cells[i + 1 :]):
             return False
         span = cells
     else:
+        # a header's cells lie under it, not in another column of the page
+        cells = [c for c in cells if c.bbox[0] < b.bbox[2] and b.bbox[0] < c.bbox[2]]
         first = b.text.split("\n")[0].strip()
         # a unit line ("(dollars in millions)") sits under a statement's or a section's title as well
         if not cells or _SENTENCE.search(first) or len(first.split()) < 3 or _COLUMN_HEAD.match(first):
