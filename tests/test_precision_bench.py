@@ -121,15 +121,28 @@ def test_printed_entries_page_window():
 
 
 def test_labelled_set_shape():
-    rows = [json.loads(line) for line in P.LABELS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert len(rows) >= 300
+    rows = []
+    files = sorted(P.LABELS.parent.glob("heading_precision_labels*.jsonl"))
+    assert [f.name for f in files[1:]] == [f"heading_precision_labels_round{k}.jsonl" for k in (2, 3, 4)]
+    for f in files:
+        got = P.load_labels(f)
+        assert len(got) >= 300, f
+        rows += got
     for r in rows:
         assert set(r) == {"doc", "sha1", "page", "text", "source", "label", "category", "note"}
         assert isinstance(r["label"], bool) and isinstance(r["page"], int) and len(r["sha1"]) == 40
         assert (r["category"] is None) == r["label"]
         assert r["label"] or r["category"] in P.CATEGORIES
     keys = Counter(P.label_key(r["sha1"], r["page"], r["text"]) for r in rows)
-    assert max(keys.values()) == 1  # one label per heading
+    assert max(keys.values()) == 1  # one label per heading, across the rounds too (drawn with --exclude)
+
+
+def test_a_proportional_draw_has_no_floor():
+    items = ["a"] * 18 + ["b"] * 2
+    picked = P.stratified_sample(items, 10, key=lambda x: x, seed=1, floor=0)
+    assert len(picked) == 10 and sum(items[i] == "b" for i in picked) == 1  # 2 of 20 -> 1 of 10
+    floored = P.stratified_sample(items, 10, key=lambda x: x, seed=1)
+    assert sum(items[i] == "b" for i in floored) == 2
 
 
 @pytest.mark.parametrize("argv", [["--labels", "/nonexistent/labels.jsonl"]])

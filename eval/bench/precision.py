@@ -27,8 +27,12 @@ PDF outline ignored on the labelled documents and reports, per document and macr
 
 Usage::
 
-    python -m eval.bench.precision [--data DIR] [--labels FILE] [--out report.md] [--json FILE]
-    python -m eval.bench.precision --sample FILE [--per-doc 17] [--seed 23] PDF...   # draw a new set to label
+    python -m eval.bench.precision [--data DIR] [--labels FILE ...] [--out FILE.json] [--md FILE.md]
+    python -m eval.bench.precision --sample FILE [--per-doc 17] [--seed 23] [--floor 2] [--exclude LABELS ...] PDF...
+
+``--labels`` may be given more than once to pool label sets (the held-out rounds,
+``eval/data/heading_precision_labels_round*.jsonl``); a new sample to label is drawn with
+``--floor 0`` (in proportion to the strata) and ``--exclude`` for every set already labelled.
 """
 
 from __future__ import annotations
@@ -376,14 +380,22 @@ def to_markdown(res: Mapping[str, Any], info: Mapping[str, str]) -> str:
     return "\n".join(L) + "\n"
 
 
-def sample(pdfs: Sequence[Path], per_doc: int, seed: int) -> list[dict[str, Any]]:
-    """Draw the detected headings to label: ``per_doc`` per document, stratified by :func:`stratum`."""
+def sample(pdfs: Sequence[Path], per_doc: int, seed: int, *, floor: int = 2,
+           exclude: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Draw the detected headings to label: ``per_doc`` per document, stratified by :func:`stratum`.
+
+    ``floor`` headings of each stratum are drawn first (0: strictly in proportion, so plain
+    precision on the draw estimates the detector's own); headings matching a label of
+    ``exclude`` (:func:`label_key`) are not drawn again.
+    """
+    seen = {label_key(lab["sha1"], int(lab["page"]), lab["text"]) for lab in exclude}
     out = []
     for k, path in enumerate(pdfs):
         _, heads = detect(path)
         sha1 = sha1_of(path)
+        heads = [h for h in heads if label_key(sha1, h.page, h.text) not in seen]
         keys = [stratum(h.source, h.reasons) for h in heads]
-        for i in stratified_sample(range(len(heads)), per_doc, key=lambda i: keys[i], seed=seed + k):
+        for i in stratified_sample(range(len(heads)), per_doc, key=lambda i: keys[i], seed=seed + k, floor=floor):
             h = heads[i]
             out.append({"doc": path.name, "sha1": sha1, "page": h.page, "text": h.text, "source": keys[i],
                         "label": None, "category": None, "note": ""})
@@ -394,27 +406,34 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.precision", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None, help="the shared data folder (holds headings/ and retrieval/pdfs/)")
-    ap.add_argument("--labels", type=Path, default=LABELS, help="the labelled headings (JSON lines)")
+    ap.add_argument("--labels", type=Path, action="append", default=None,
+                    help="the labelled headings (JSON lines; repeat to pool several sets)")
     ap.add_argument("--out", type=Path, default=None, help="write the JSON figures here")
     ap.add_argument("--md", type=Path, default=None, help="write the Markdown report here")
     ap.add_argument("--sample", type=Path, default=None, help="instead: write an unlabelled sample of the PDFs' detected headings here")
     ap.add_argument("--per-doc", type=int, default=17, help="headings sampled per document (--sample)")
     ap.add_argument("--seed", type=int, default=23, help="sampling seed (--sample; document k uses seed + k)")
+    ap.add_argument("--floor", type=int, default=2, help="headings drawn first from each stratum (--sample; 0: proportional)")
+    ap.add_argument("--exclude", type=Path, action="append", default=[],
+                    help="labels whose headings are not drawn again (--sample; repeatable)")
     ap.add_argument("pdfs", nargs="*", type=Path, help="PDFs to sample (--sample)")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else data_dir()
     if args.sample is not None:
-        rows = sample(args.pdfs, args.per_doc, args.seed)
+        rows = sample(args.pdfs, args.per_doc, args.seed, floor=args.floor,
+                      exclude=[lab for f in args.exclude for lab in load_labels(f)])
         args.sample.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         print(f"{len(rows)} headings sampled from {len(args.pdfs)} PDFs -> {args.sample}", file=sys.stderr)
         return 0
-    if not args.labels.is_file():
-        print(f"no labels at {args.labels}", file=sys.stderr)
-        return 2
+    label_files = args.labels or [LABELS]
+    for f in label_files:
+        if not f.is_file():
+            print(f"no labels at {f}", file=sys.stderr)
+            return 2
     if not data.is_dir():
         print(f"no shared data folder at {data} (pass --data)", file=sys.stderr)
         return 2
-    res = run(data, load_labels(args.labels))
+    res = run(data, [lab for f in label_files for lab in load_labels(f)])
     md = to_markdown(res, run_info("eval.bench.precision", argv))
     if args.md:
         args.md.parent.mkdir(parents=True, exist_ok=True)
