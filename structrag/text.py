@@ -19,7 +19,7 @@ import unicodedata
 from .numbering import parse_numbering
 
 __all__ = ["KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "FULLWIDTH",
-           "CJK_SCRIPT", "CJK_WIDE", "HAN_ANY",
+           "CJK_SCRIPT", "CJK_WIDE", "WIDE_CHAR", "HAN_ANY",
            "letter_count", "starts_lower", "upper_line", "latin_capitals", "all_capitals", "capitals_share",
            "normalize_title", "strip_number", "strip_number_pattern", "squeeze", "is_contents_title",
            "strip_control", "clean_extracted", "clean_heading", "printable", "path_text"]
@@ -36,6 +36,8 @@ FULLWIDTH = "\uff00-\uffef"  # half-width and full-width forms
 CJK_SCRIPT = KANA + HAN_EXT_A + HAN + HANGUL + HAN_COMPAT
 #: the scripts plus their punctuation and full-width forms: one token per character
 CJK_WIDE = CJK_SYMBOLS + CJK_SCRIPT + FULLWIDTH
+#: one character of :data:`CJK_WIDE` (full-width: a Chinese word is about two of them)
+WIDE_CHAR = re.compile(rf"[{CJK_WIDE}]")
 #: Han from extension A to the end of the unified block (Chinese contents lines)
 HAN_ANY = "\u3400-\u9fff"
 

@@ -59,11 +59,10 @@ from typing import Callable, Sequence
 
 from ..errors import ConfigError
 from ..model import Block, Chunk, Document
-from ..text import HAN, HAN_EXT_A
+from ..text import HAN, HAN_EXT_A, WIDE_CHAR
 from ..tokenizers import Tokenizer, TokenizerSpec, get_tokenizer
 from ..tree import HeadingTree
 from .cuts import (
-    _CJK_CHAR,
     _CUT_AFTER_HEADING,
     _CUT_AFTER_LABEL,
     _CUT_BLOCK,
@@ -129,8 +128,8 @@ def _soft_wrap(p: Block, q: Block, page_width: float) -> bool:
         return False
     if _LIST_MARKER.match(qt):
         return False
-    cjk_before = bool(_CJK_CHAR.match(pt[-1]))
-    if not (qt[0].islower() or _CJK_CHAR.match(qt) or (cjk_before and qt[0].isdigit())):
+    cjk_before = bool(WIDE_CHAR.match(pt[-1]))
+    if not (qt[0].islower() or WIDE_CHAR.match(qt) or (cjk_before and qt[0].isdigit())):
         return False
     return page_width <= 0 or (p.bbox[2] - p.bbox[0]) >= 0.35 * page_width
 
@@ -145,7 +144,7 @@ def _label_like(p: Block, q: Block) -> bool:
     pt = p.text.strip()
     if p.line_count != 1 or not pt or len(pt) > 80 or _ENDS_SENTENCE.search(pt):
         return False
-    if not (pt[-1].isalpha() or _CJK_CHAR.match(pt[-1]) or pt[-1] in ")）】"):
+    if not (pt[-1].isalpha() or WIDE_CHAR.match(pt[-1]) or pt[-1] in ")）】"):
         return False
     qt = q.text.strip()
     return q.line_count >= 2 or len(qt) > 2 * len(pt)

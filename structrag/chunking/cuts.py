@@ -12,7 +12,7 @@ import re
 from typing import NamedTuple, Sequence
 
 from ..model import Block, Document
-from ..text import CJK_WIDE
+from ..text import WIDE_CHAR
 from ..tokenizers import RegexTokenizer, Tokenizer
 
 
@@ -117,7 +117,6 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
-_CJK_CHAR = re.compile(rf"[{CJK_WIDE}]")
 _REGEX_TOK = RegexTokenizer()
 
 
@@ -175,7 +174,7 @@ class _Cutter:
             s, e = base + s, base + e
             if prev_end is None:
                 cost = piece.cut
-            elif s > prev_end or _CJK_CHAR.match(self.text, s) or _CJK_CHAR.match(self.text, prev_end - 1):
+            elif s > prev_end or WIDE_CHAR.match(self.text, s) or WIDE_CHAR.match(self.text, prev_end - 1):
                 cost = _CUT_WORD
             else:
                 cost = _CUT_TOKEN

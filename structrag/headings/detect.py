@@ -22,7 +22,7 @@ from typing import Sequence
 from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
-from .not_headings import cover_reason, page_reasons, running_repeats, text_reason
+from .not_headings import cover_reason, leads_in, page_reasons, running_repeats, text_reason
 from .outline import heading_from_block
 from .wrapped import continues_title, join_wrapped, union_bbox
 
@@ -316,7 +316,8 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
 
     heads = join_wrapped(document, scored, rejected)
     again = running_repeats(heads)  # a title over its continuation pages starts no new section
-    return tuple(h for i, h in enumerate(heads) if i not in again)
+    # judged whole: a sentence leading into a list may wrap, and its first line alone says nothing
+    return tuple(h for i, h in enumerate(heads) if i not in again and not leads_in(h.text))
 
 
 def _not_headings(document: Document, candidates: Sequence[Block], side: set[int]) -> dict[int, str]:

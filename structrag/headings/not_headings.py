@@ -6,16 +6,20 @@ false heading cuts a section, so chunks end at table rows and section paths carr
 Three kinds of evidence, all cheap (no table finder, no second pass over the PDF):
 
 * **the page** (:func:`cover_reason`): an SEC cover page, a front or back cover with hardly any words;
-* **the text alone** (:func:`text_reason`): letter closings, "/s/" signatures, "(continued)" repeats of a
-  title on the next page, SEC cover-page lines,
-  column headers ("Three Months Ended", "(In millions)"), total rows of dashes ("Total $ — $ —");
+* **the text alone** (:func:`text_reason`): letter closings and notations ("Enclosures: ..."), "/s/"
+  signatures, "(continued)" repeats of a title on the next page, SEC cover-page lines, blank-page notices,
+  column headers ("Three Months Ended", "(In millions)", "(in thousands) 2022 2021"), rows of figures
+  ("Total $ — $ —", "13 N/A 97 N/A"); on a whole heading, wrapped lines joined (:func:`leads_in`), a
+  sentence leading into a list ("Asset management fees increased driven by:");
 * **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of
   figures, rows of years, unit lines) is a row group or column header, not a section; names and
   job titles stacked together are a signature block or a board list; a one-line block whose words
   are spread across the page (its width several times its text's) is a table's header row or
   chart labels merged into one line; a line right on top of a grid of short cells is its caption;
-  stacked "Name: value" lines are a form's fields; a bold line whose paragraph goes on under it in
-  lower case is the first words of a sentence.
+  numbered items, "Name: value" lines and short labels stacked with nothing between them are a list
+  (:mod:`.lists`); a bold line whose paragraph goes on under it in lower case is the first words of a
+  sentence; a line right under a bullet item, indented to its text, is the item's next line; a candidate
+  that is itself rows of figures is a table's.
 
 A real title over a table keeps its place: the table rule asks for table rows on *both* sides.
 
@@ -30,16 +34,25 @@ import re
 from typing import Sequence
 
 from ..model import Block, Heading
-from ..numbering import parse_numbering
-from ..text import CJK_WIDE, latin_capitals, normalize_title, starts_lower
+from ..text import WIDE_CHAR, latin_capitals, normalize_title, starts_lower
 from ._geometry import close_below, pitch
+from .lists import SENTENCE as _SENTENCE
+from .lists import form_fields, list_items, numbered as _numbered, stacked_labels
 from .signatures import SIGNED, signature_reasons
 
-__all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats"]
+__all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats", "leads_in"]
 
 _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
     r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards)\s*[,.!]?$", re.I)
+#: a sentence that introduces what follows it ("Asset management fees increased driven by:", "... consist of:"):
+#: a title never ends on a function word
+_LEAD_IN = re.compile(r"\s(?:by|to|of|for|with|from|in|on|at|as|that|which|the|a|an|and|or|reflecting|including|"
+                      r"include|includes|following|follows|namely|are|is|were|was)\s*:$", re.I)
+#: a letter's notations after its signature ("Enclosures: ...", "cc: ...") and a blank page's notice
+_NOTATION = re.compile(r"^(?:enclosures?|encl\.?|cc|bcc|attachments?)\s*:\s*\S", re.I)
+_BLANK_PAGE = re.compile(r"^[\[(]?\s*(?:this\s+page\s+(?:has\s+been\s+|is\s+)?(?:intentionally\s+)?left\s+blank"
+                         r"|intentionally\s+(?:left\s+)?blank)\.?\s*[\])]?$", re.I)
 # a title repeated at the top of the next page: its section goes on, no new one starts
 _CONTINUED = re.compile(r"(?:\(\s*(?:continued|cont(?:'|’)?d|cont\.)\s*\)|[—–-]\s*continued)\s*[:.]?$", re.I)
 #: a footnote opens on its mark ("* For credit institutions ...", "** Fees and commissions ...", "† Restated")
@@ -54,9 +67,14 @@ _COLUMN_HEAD = re.compile(
     r"^\(?\s*(?:(?:amounts?|dollars|figures|\$|€|£|usd|eur)\s+)?in\s+(?:\$|€|£|usd|eur\s+)?\s*(?:thousands|millions|billions)\b[^()]{0,60}\)?$"
     r"|^(?:for the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})[\s-]+months?|(?:fiscal\s+)?years?|quarters?|(?:\d{1,2}|\w+)[\s-]+weeks?)"
     r"\s+ended\b.{0,40}$", re.I)
-_WIDE = re.compile(rf"[{CJK_WIDE}]")
+#: a bare small number
+_SMALL = re.compile(r"^\d{1,2}$")
+#: a bullet item's mark
+_BULLET = re.compile(r"^\s*[•·▪◦‣●■–-]\s")
+#: a bracketed part of a line (a unit, when :data:`_COLUMN_HEAD` says so)
+_UNIT = re.compile(r"\([^()]{4,80}\)")
 _YEARS_FIRST = re.compile(r"^(?:19|20)\d\d\s+(?:19|20)\d\d\b")
-_FIGURE = re.compile(r"^[(\-–—$€£¥]*\d[\d,.]*[)%]?$|^[$€£¥]$|^[—–-]+$")
+_FIGURE = re.compile(r"^[(\-–—$€£¥]*\d[\d,.]*[)%]?$|^[$€£¥]$|^[—–-]+$|^(?:n/?a|nm|n\.m\.)$", re.I)
 _YEAR = re.compile(r"^(?:19|20)\d\d[,;.]?$")
 #: a period on a chart's axis: "Dec-17", "Mar-2022", "Q1'22", "1Q22", "FY21", "FY2021", "H1"
 _PERIOD = re.compile(r"^(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[-'’/]?(?:\d\d|\d{4})"
@@ -72,18 +90,25 @@ def text_reason(text: str, page: int) -> str | None:
         return "letter closing"
     if SIGNED.match(t):
         return "signature"
+    if _NOTATION.match(t):
+        return "letter notation"
+    if _BLANK_PAGE.match(t):
+        return "blank page notice"
     if _FOOTNOTE.match(t):
         return "footnote"
     if _CONTINUED.search(t) and not t.lower().startswith(("contents", "table of contents")):
         return "continued repeat"
     if page <= 2 and _SEC_COVER.match(t):
         return "cover-page line"
-    if len(t) <= 90 and (_COLUMN_HEAD.match(t) or _YEARS_FIRST.match(t)):
+    if len(t) <= 90 and (_COLUMN_HEAD.match(t) or _YEARS_FIRST.match(t) or (_UNIT.search(t) and _header_row(t))):
         return "column header"
     toks = t.split()
     if any(x in ("$", "€", "£") or x.startswith(("$", "€", "£")) for x in toks):
         if sum(1 for x in toks if _FIGURE.match(x)) >= 3:
             return "figures row"
+    # nothing but figures and fillers ("13 N/A 97 N/A"): a row's cells, whatever number it starts with
+    if len(toks) >= 2 and all(_FIGURE.match(x) for x in toks) and not all(_YEAR.match(x) for x in toks):
+        return "figures row"
     # a chart's axis: periods and figures only ("Dec-17 Dec-18 Dec-19 Dec-20 $0", "Q1 22 Q2 22 Q3 22")
     periods = sum(1 for x in toks if _PERIOD.match(x))
     if periods >= 3 and all(_PERIOD.match(x) or _FIGURE.match(x) or _YEAR.match(x) for x in toks):
@@ -115,20 +140,46 @@ def cover_reason(blocks: Sequence[Block], page: int, page_count: int) -> str | N
         return "SEC cover page"
     if page_count >= _COVER_MIN_PAGES and page in (0, page_count - 1):
         # a Chinese word is about two characters; count them so, not as one whitespace-separated run
-        words = sum(len([t for t in b.text.split() if not _WIDE.search(t)]) + len(_WIDE.findall(b.text)) / 2
+        words = sum(len([t for t in b.text.split() if not WIDE_CHAR.search(t)]) + len(WIDE_CHAR.findall(b.text)) / 2
                     for b in blocks)
         if words <= _COVER_WORDS:
             return "front cover" if page == 0 else "back cover"
     return None
 
 
+def leads_in(text: str) -> bool:
+    """Whether a heading's whole text (its wrapped lines joined) is a sentence that introduces what follows
+    ("Asset management fees increased driven by:", "Amounts recognized ... consist of:"): it ends on a
+    function word and a colon, where a title ends on its subject ("Year 2017 results:")."""
+    return _LEAD_IN.search(" ".join(text.split())) is not None
+
+
+def _has_amount(line: str) -> bool:
+    """A figure written as an amount: with a sign, a separator or brackets, or of three digits or more."""
+    toks = line.replace(" %", "%").split()
+    return any(_FIGURE.match(t) and not _YEAR.match(t) and any(c.isdigit() for c in t)
+               and (any(c in t for c in ",.%$€£¥()") or sum(c.isdigit() for c in t) >= 3)
+               for t in toks) or any(t in ("$", "€", "£") for t in toks)
+
+
 def _row_of_figures(line: str) -> bool:
     """A table row: it ends on a figure and holds two (or one amount on a short line); prose that cites
     amounts ends on words."""
-    toks = line.split()
+    toks: list[str] = []
+    for t in line.split():  # "1.10 %": the sign set apart is still the figure's
+        if t == "%" and toks:
+            toks[-1] += t
+        else:
+            toks.append(t)
     if not toks or not (_FIGURE.match(toks[-1]) and not _YEAR.match(toks[-1])):
         return False
     figs = [x for x in toks if _FIGURE.match(x) and not _YEAR.match(x)]
+    # a part's number after a dash ("CLIMATE CHANGE – 1") is no amount: a row's dash stands beside one
+    # with more than two digits, or beside two
+    amounts = [x for x in figs if any(c.isdigit() for c in x)]
+    if not amounts or (len(amounts) == 1 and _SMALL.match(amounts[0])
+                       and all(x == amounts[0] or set(x) <= set("—–-") for x in figs)):
+        return False
     # one figure: an amount ("$ 1,234", "(56)", "7%") on a short row; "Exhibit 12.1" is a label
     return len(figs) >= 2 or (len(toks) >= 2 and any(c in figs[0] for c in ",()%$€£") and len(toks) <= 8)
 
@@ -140,6 +191,10 @@ def _header_row(line: str) -> bool:
         return False  # a year alone is a sub-heading ("2020") as often as a column
     if _COLUMN_HEAD.match(line.strip()):
         return True
+    # the unit in brackets among the columns' dates ("(in thousands) 2022 2021", "June 30, ($ in millions) 2023")
+    unit = _UNIT.search(line)
+    if unit and _COLUMN_HEAD.match(unit.group(0)):
+        toks = (line[: unit.start()] + " " + line[unit.end() :]).split()
     years = sum(1 for x in toks if _YEAR.match(x))
     return years >= 1 and all(_YEAR.match(x) or _DATE_WORD.match(x) or x in ("$", "%") for x in toks)
 
@@ -152,12 +207,8 @@ def is_table_line(b: Block) -> bool:
     figs = sum(1 for ln in lines if _row_of_figures(ln))
     if figs and figs * 2 >= len(lines):
         return True
-    return all(_header_row(ln) for ln in lines)
-
-
-def _numbered(b: Block) -> bool:
-    """A numbered title ("9. PROPERTY, PLANT AND EQUIPMENT", "Note 4") between two tables is still a heading."""
-    return parse_numbering(b.text)[0] is not None
+    # a header cell's unit may wrap onto the years' line ("(in thousands, except per share" / "amounts) 2022")
+    return all(_header_row(ln) for ln in lines) or (1 < len(lines) <= 3 and _header_row(" ".join(lines)))
 
 
 def _tight(a: Block, b: Block) -> bool:
@@ -182,71 +233,6 @@ def _in_rows(b: Block, t: Block) -> bool:
     return h > 0 and overlap >= 0.5 * h and b.bbox[0] < t.bbox[2] and t.bbox[0] < b.bbox[2] + 3 * pitch(t)
 
 
-#: the numberings of list items as well as of headings; "Item 7", "Note 4", "Article II" and Chinese
-#: ordinals (a prospectus sets "一、" titles one under another) number headings only
-_LIST_SCHEMES = {"decimal", "paren-num", "paren-roman", "paren-alpha", "paren-ALPHA", "roman", "roman-lower",
-                 "alpha", "alpha-lower"}
-_LIST_RUN = 3
-_SENTENCE = re.compile(r"[.;:!?]['\"”’)]?$")
-
-
-def _list_items(blocks: Sequence[Block]) -> set[int]:
-    """Block indices of numbered list items: three or more consecutive numbers of one kind and look
-    ("1.", "2.", "3." or "(a)", "(b)", "(c)") with no running text between them.  Headings have their
-    sections between them; the items of a list (registration statements an auditor consents to, the
-    terms of a letter) follow each other."""
-    out: set[int] = set()
-    open_runs: dict[tuple, list[tuple[int, int]]] = {}  # key -> [(position on the page, value)]
-    done: list[list[tuple[int, int]]] = []
-    for k, b in enumerate(blocks):
-        text = " ".join(b.text.split())
-        num, _ = parse_numbering(text)
-        item = (num is not None and num.scheme in _LIST_SCHEMES and len(num.values) == 1 and b.line_count <= 2
-                and len(text) < 200 and not _WIDE.search(text))
-        if not item:
-            # running text ends every run open above it: a paragraph, or one sentence ("See Section 6.1(G)
-            # of the Plan." under a plan's sub-heading); a wrapped item's last word ("8") does not
-            if b.line_count >= 2 or len(text) >= 120 or (_SENTENCE.search(text) and len(text.split()) >= 3):
-                done.extend(open_runs.values())
-                open_runs.clear()
-            continue
-        key = (num.scheme, round(b.size * 2) / 2, b.bold, b.italic)
-        run = open_runs.get(key)
-        if run is not None and num.values[-1] == run[-1][1] + 1:
-            run.append((k, num.values[-1]))
-        else:
-            if run is not None:
-                done.append(run)
-            open_runs[key] = [(k, num.values[-1])]
-    done.extend(open_runs.values())
-    for run in done:
-        if len(run) >= _LIST_RUN:
-            out.update(blocks[k].index for k, _ in run)
-    return out
-
-
-#: "Publication Date: 2022-04-24", "Given Name: Owen": a field's name (one to three words) and its value
-_FIELD = re.compile(r"^[A-Z][\w()/&'’-]*(?:\s+[\w()/&'’-]+){0,2}\s*:\s*\S")
-_FIELD_RUN = 3
-
-
-def _form_fields(blocks: Sequence[Block]) -> set[int]:
-    """Block indices of form fields: three or more one-line "Name: value" lines stacked with no running text
-    between them (a document's metadata, a submitter's details).  Run-in headings ("Goal 1: Safety") have
-    their sections between them."""
-    out: set[int] = set()
-    run: list[Block] = []
-    for b in list(blocks) + [None]:  # type: ignore[list-item]
-        if b is not None and b.line_count == 1 and len(b.text) <= 120 and _FIELD.match(b.text.strip()) \
-                and (not run or close_below(run[-1], b, 1.5)):
-            run.append(b)
-            continue
-        if len(run) >= _FIELD_RUN:
-            out.update(x.index for x in run)
-        run = [b] if b is not None and b.line_count == 1 and _FIELD.match(b.text.strip()) else []
-    return out
-
-
 def _prose(b: Block) -> bool:
     """Running text: three or more lines of sentence length."""
     return b.line_count >= 3 and len(b.text) / b.line_count >= 45
@@ -262,7 +248,7 @@ def _continues_in_lower(b: Block, nxt: Block) -> bool:
     first = nxt.text.split(maxsplit=1)[0] if nxt.text.split() else ""
     return (not _SENTENCE.search(b.text.rstrip()) and starts_lower(nxt.text) and len(first) >= 2 and not nxt.bold
             and (nxt.line_count >= 2 or len(nxt.text) >= 60) and abs(b.size - nxt.size) <= 0.05 * nxt.size
-            and b.column == nxt.column and -0.2 * pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.3 * pitch(b))
+            and b.column == nxt.column and -0.5 * pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.3 * pitch(b))
 
 
 def _cell(b: Block) -> bool:
@@ -272,6 +258,11 @@ def _cell(b: Block) -> bool:
 
 #: "nearly the same type": a table's caption and cells, and the cells of one row, differ in size by less
 _NEAR_SIZE = 1.15
+
+
+#: a caption in the running text's type over a table set smaller ("Selected metrics" in 10 pt over 8 pt rows),
+#: below running text on its page: a title at a page's top (a statement's) opens what follows
+_CAPTION_SIZE = 1.3
 
 
 def _one_row(a: Block, b: Block) -> bool:
@@ -293,7 +284,9 @@ def _grid_under(blocks: Sequence[Block], side: set[int] | frozenset[int], k: int
     # header whose last words wrap); the next caption is further down
     bound = b.bbox[3] + (1.2 if b.line_count == 1 else 0.3) * lh
     window = [c for c in blocks[k : k + 4] if c.bbox[1] <= bound]
-    if any(_prose(c) or (j and c.index not in side and not _cell(c)) for j, c in enumerate(window)):
+    # (rows of figures set as one block under a header row are the grid's, not running text)
+    if any(_prose(c) or (j and c.index not in side and not _cell(c) and not is_table_line(c))
+           for j, c in enumerate(window)):
         return False
     top = b.bbox[1] if b.index in side else b.bbox[1] + 0.5 * lh
     cells = [c for c in window if c.index in side and _cell(c) and top <= c.bbox[1] <= bound]
@@ -324,16 +317,22 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     if not candidates:
         return out
     n = len(blocks)
-    out.update((i, "numbered list item") for i in _list_items(blocks) if i in candidates)
-    out.update((i, "a form field") for i in _form_fields(blocks) if i in candidates)
+    out.update((i, "numbered list item") for i in list_items(blocks) if i in candidates)
+    out.update((i, "a form field") for i in form_fields(blocks) if i in candidates)
+    out.update((i, "one of a list of labels") for i in stacked_labels(blocks) if i in candidates and i not in out)
     table = [is_table_line(b) for b in blocks]
     for k, b in enumerate(blocks):
-        if b.index not in candidates or table[k] or _numbered(b):
+        if b.index not in candidates or _numbered(b):
+            continue
+        # its own lines are a table's rows or its header row; one line needs an amount written as one
+        # ("$ 1,034", "8 %", "(56)", "2,500"): "Differences between versions 4 and 5" is a title
+        if table[k] and (b.line_count > 1 or _header_row(b.text) or _has_amount(b.text)):
+            out[b.index] = "table rows"
             continue
         # spread out: one line whose width is several times its text's (table header rows, chart labels)
         words = b.text.split()
         # Latin text only: Chinese characters are full-width and Chinese titles are letter-spaced ("释 义")
-        if b.line_count == 1 and len(words) >= 2 and b.size > 0 and not _WIDE.search(b.text):
+        if b.line_count == 1 and len(words) >= 2 and b.size > 0 and not WIDE_CHAR.search(b.text):
             if (b.bbox[2] - b.bbox[0]) > 1.0 * b.size * len(" ".join(words)):
                 out[b.index] = "words spread across the line"
                 continue
@@ -352,7 +351,9 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
         b, nxt = blocks[k], blocks[k + 1]
         if b.index in candidates and b.index not in side and not table[k] and not _numbered(b) \
                 and b.line_count <= 2 and -0.2 * pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.4 * pitch(b) \
-                and b.size <= _NEAR_SIZE * nxt.size and _grid_under(blocks, side, k + 1, b):
+                and (b.size <= _NEAR_SIZE * nxt.size
+                     or (b.size <= _CAPTION_SIZE * nxt.size and any(map(_prose, blocks[:k])))) \
+                and _grid_under(blocks, side, k + 1, b):
             out.setdefault(b.index, "captions the table right under it")
     # a sentence's subject set in bold on a line of its own ("Accrued interest and accounts receivable
     # decreased"), its paragraph going on right under it in lower case: the paragraph's first words.  A
@@ -362,6 +363,14 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
         if b.index in candidates and not _numbered(b) and _continues_in_lower(b, nxt) \
                 and not latin_capitals(_RUN_IN.split(b.text, maxsplit=1)[0]):
             out.setdefault(b.index, "opens the sentence its paragraph goes on with")
+    # a line set right under a bullet item, indented to the item's text, the item's sentence not ended:
+    # the item's next line ("• By accepting the Award, you are bound by the terms of the" / "Award Terms.")
+    for k in range(1, n):
+        b, up = blocks[k], blocks[k - 1]
+        last = up.text.rstrip().rsplit("\n", 1)[-1]
+        if b.index in candidates and _BULLET.match(up.text) and not _SENTENCE.search(last) \
+                and up.bbox[0] + 3 < b.bbox[0] < up.bbox[2] and _touching(up, b):
+            out.setdefault(b.index, "goes on with the bullet item above")
     # a label on a row of a table block: a cell of the table
     for k, b in enumerate(blocks):
         if b.index in candidates and not table[k] and not _numbered(b):
