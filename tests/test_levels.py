@@ -416,7 +416,10 @@ def test_fixed_level_that_breaks_the_rule_is_projected_and_counted():
     res = assign_levels(None, hs, predictor="rules")
     levels = [h.level for h in res.headings]
     assert check_levels(levels, 0) is None and levels[0] == 1 and levels[3] == 1
-    assert levels[2] == levels[1] + 1 and res.stats["fixed_projected"] == 1
+    assert res.stats["fixed_projected"] == 1
+    # "b", predicted beside "A" (the rules predictor nests nothing), would take the listed "C" as its
+    # sub-section; it moves under "A", and "C", projected to the level under "A", stays A's child
+    assert levels == [1, 2, 2, 1] and res.stats["moved_under_listed"] == 1
 
 
 def test_only_named_sources_are_fixed():

@@ -248,3 +248,63 @@ def test_a_filings_statements_are_siblings_inside_their_item():
     assert lv[4] == lv[5] == lv[6] == lv[2] == 3, lv
     assert lv[7] == lv[8] == 4  # the notes go under their introducer
     assert assign_levels(None, hs, predictor=Drifting(), document_logic=False).headings[4].level == 5
+
+
+class _Fixed:
+    """Levels read from a table by text, as a layout model that takes a big look for a top-level title would."""
+    name, source, max_retries = "table", "table", 0
+
+    def __init__(self, table):
+        self.table = table
+
+    def begin(self, context):
+        pass
+
+    def predict(self, memory, targets, *, attempt=0, feedback=None):
+        from structrag.levels.base import LevelPrediction
+
+        return LevelPrediction(tuple(self.table[t.text] for t in targets), tuple(1.0 for _ in targets))
+
+
+def test_unlisted_headings_shallower_than_the_next_listed_one_move_under_the_listed_one_before():
+    # the contents list Part I > Item 1, Item 1A; the sub-headings of Item 1 are set large, like the
+    # glossary's title the contents put at level 1, and a layout model gives them level 1 and 2: kept so,
+    # Item 1A would become a sub-section of "Environmental Regulation".  Moved under Item 1, shape kept.
+    hs = [H("Glossary of Terms", 0, 1, "contents"), H("PART I", 1, 1, "contents"),
+          H("Item 1. Business", 1, 2, "contents"), H("Executive Summary", 2), H("Overview", 3),
+          H("US and Utilities SBU", 4), H("Environmental Regulation", 5), H("Item 1A. Risk Factors", 6, 2, "contents")]
+    table = {"Executive Summary": 1, "Overview": 1, "US and Utilities SBU": 2, "Environmental Regulation": 1}
+    res = assign_levels(None, hs, predictor=_Fixed(table), document_logic=False)
+    assert [h.level for h in res.headings] == [1, 1, 2, 3, 3, 4, 3, 2]
+    assert res.stats["moved_under_listed"] == 4
+    # the contents list an entry on those pages the locator did not find: the run may belong to it
+    from dataclasses import replace
+
+    from structrag.headings.contents import LOST_BEFORE
+
+    hs[-1] = replace(hs[-1], reasons=(LOST_BEFORE + "'Food Storage Guide'",))
+    res = assign_levels(None, hs, predictor=_Fixed(table), document_logic=False)
+    assert res.stats["moved_under_listed"] == 0
+
+
+def test_a_located_entry_after_an_unlocated_one_on_its_pages_says_so():
+    from structrag.headings.contents import LOST_BEFORE, _mark_lost_before
+    from structrag.headings.contents_entries import ContentsEntry
+
+    def E(title, page, label):
+        return ContentsEntry(title=title, label=label, page=page, level=2, indent=0.0, numbering=None,
+                             contents_page=1, size=9.5, bold=False, mapped="title", level_reason="")
+
+    entries = [E("Power interruptions", 23, "23"), E("Food Storage Guide", 24, "24"), E("Storing fresh food", 24, "24"),
+               E("Section Without Page", 24, None), E("Removing the Doors", 26, "26")]
+    found = {0: H("Power interruptions", 23), 2: H("Storing fresh food", 24), 4: H("Removing the Doors", 26)}
+    _mark_lost_before(entries, found)
+    assert found[2].reasons == (LOST_BEFORE + "'Food Storage Guide'",)
+    # the lost entry's page is shared with the entry before: either run may hold it; none before page 24 does
+    assert found[4].reasons == found[2].reasons and found[0].reasons == ()
+    # a divider (no page label) is placed by the contents reader, not lost
+    found = {0: H("Power interruptions", 23), 2: H("Storing fresh food", 24)}
+    _mark_lost_before([entries[0], entries[3], entries[2]], found)
+    assert found[2].reasons == ()
+    _mark_lost_before([entries[0], entries[1], entries[2]], found)  # the same with the page-numbered entry
+    assert found[2].reasons == (LOST_BEFORE + "'Food Storage Guide'",)

@@ -28,7 +28,7 @@ from .not_headings import text_reason
 from .outline import locate_outline
 from .page_labels import TitleIndex, footer_labels, map_pages
 
-__all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY"]
+__all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY", "LOST_BEFORE"]
 
 #: ``level_source`` of a secondary contents run's entries: ``level`` is their level within the run only
 SECONDARY = "contents-secondary"
@@ -62,6 +62,26 @@ def _plausible(document: Document, h: Heading, title: str) -> bool:
     n = sum(len(b.text) for b in bs)
     return n <= max(3 * len(title), len(title) + 100)
 
+
+
+#: the reason a located entry carries when the contents list an entry with a page number that was not located,
+#: on a page from the previous located entry's to this one's: the headings between them may belong to it
+LOST_BEFORE = "after a contents entry not located: "
+
+
+def _mark_lost_before(entries: Sequence[ContentsEntry], found: dict[int, Heading]) -> None:
+    """Add :data:`LOST_BEFORE` to the reasons of each located entry (``found``, by index into ``entries``)
+    with an unlocated entry of the contents mapped to a page from the located entry before it up to its own.
+    Pages, not the contents' order or levels: a contents set in two columns can be read out of order.
+    Dividers (no page label) are placed by :func:`_unprinted_parents` and lose nothing."""
+    lost = [e for k, e in enumerate(entries) if k not in found and e.label is not None]
+    prev = -1
+    for k in sorted(found, key=lambda k: (found[k].page, found[k].block)):
+        h = found[k]
+        here = [e for e in lost if prev <= e.page <= h.page]
+        if here:
+            found[k] = replace(h, reasons=h.reasons + (LOST_BEFORE + repr(here[0].title[:60]),))
+        prev = h.page
 
 
 def _unprinted_parents(entries: Sequence[ContentsEntry], found: dict[int, Heading]) -> list[Heading]:
@@ -141,6 +161,7 @@ def locate_contents(
                 f"level {e.level}: {e.level_reason}",
             )
             found[k] = replace(h, score=le.match, reasons=reasons, confidence=1.0)
+        _mark_lost_before(usable_entries, found)
         heads: list[Heading] = list(found.values()) + _unprinted_parents(usable_entries, found)
         labelled = sum(1 for e in entries if e.label is not None)
         stats["runs"].append({"pages": [p + 1 for p in run], "entries": len(entries), "labelled": labelled,

@@ -40,6 +40,7 @@ from ..model import Document, Heading
 from .base import LevelPrediction, LevelPredictor, PredictionContext, check_levels, project_levels
 from .memory import MemoryStrategy, TreeState, make_memory
 from .checkpoint import Checkpoint, headings_digest, merge_usage
+from .listed import relative_fixed, under_listed
 from .predictors import make_predictor
 
 __all__ = ["LevelResult", "assign_levels", "plan_steps", "CHECKPOINT_FORMAT"]
@@ -139,7 +140,11 @@ def assign_levels(
     memory, so the others are predicted relative to it.  With
     ``floor_after_fixed``, a predicted heading after a fixed one of level k
     gets a level of at least k+1, unless it was predicted at the level of
-    fixed headings that look the same (an unlisted sibling of theirs).  With
+    fixed headings that look the same (an unlisted sibling of theirs); and
+    after the walk, predicted headings between two listed ones that came out
+    shallower than the second are moved, shape kept, under the first
+    (:func:`.listed.under_listed`: else the contents' own nesting would break), unless
+    the contents list an entry there that was not located.  With
     ``document_logic``, the placements of :mod:`.logic` (a numbered run under the
     heading that names it, end matter back at the top level, nothing under the
     contents page's title) are fixed as they come up (``level_source="logic"``);
@@ -276,13 +281,13 @@ def assign_levels(
     listed: list[tuple[int, int]] = []
     for i in range(len(out_levels)):
         if fixed[i] is not None:
-            _relative_fixed(listed, int(fixed[i]), out_levels[i])  # type: ignore[arg-type]
+            relative_fixed(listed, int(fixed[i]), out_levels[i])  # type: ignore[arg-type]
     run: list[tuple[int, int]] = []  # the same for the secondary run being placed
     for i in range(len(out_levels)):
         if fixed[i] is not None or out_sources[i] == "logic":
             run.clear()
         elif in_run[i] is not None:
-            _relative_fixed(run, int(in_run[i]), out_levels[i])  # type: ignore[arg-type]
+            relative_fixed(run, int(in_run[i]), out_levels[i])  # type: ignore[arg-type]
     if ckpt is not None:
         ckpt.open()
     try:
@@ -296,20 +301,20 @@ def assign_levels(
                 placed = logic.level(i, out_levels + levels, fixed) if logic is not None and logic.covers(i) else None
                 c = in_run[i]
                 if placed is None and c is not None and run and run[0][0] <= c:
-                    placed = (_relative_fixed(run, c), SECONDARY)
+                    placed = (relative_fixed(run, c), SECONDARY)
                 if fixed[i] is not None or placed is not None:
-                    want = placed[0] if placed is not None else _relative_fixed(listed, int(fixed[i]))  # type: ignore[arg-type]
+                    want = placed[0] if placed is not None else relative_fixed(listed, int(fixed[i]))  # type: ignore[arg-type]
                     lv = min(max(want, 1), state.previous_level + 1)
                     if logic is not None and i - 1 in logic.leaves:
                         lv = min(lv, state.previous_level)  # nothing nests under the contents page's title
                     if lv != want:
                         stats["fixed_projected"] += 1
                     if c is not None and placed is not None and placed[1] == SECONDARY:
-                        _relative_fixed(run, c, lv)
+                        relative_fixed(run, c, lv)
                     else:
                         run.clear()  # the main contents or the document's logic speaks: a secondary run ends
                     if placed is None:
-                        _relative_fixed(listed, int(fixed[i]), lv)  # type: ignore[arg-type]
+                        relative_fixed(listed, int(fixed[i]), lv)  # type: ignore[arg-type]
                     state.push(lv)
                     last_fixed = lv
                     # a logic placement floors what follows only inside its run: a part or item after
@@ -368,7 +373,7 @@ def assign_levels(
                         # a secondary run's entry predicted (its first, or one shallower than the run so far)
                         if not run or run[0][0] > in_run[i + k]:  # type: ignore[operator]
                             run.clear()
-                        _relative_fixed(run, int(in_run[i + k]), lv)  # type: ignore[arg-type]
+                        relative_fixed(run, int(in_run[i + k]), lv)  # type: ignore[arg-type]
                 levels.extend(lvs)
                 sources.extend(srcs)
                 confs.extend(cfs)
@@ -388,6 +393,9 @@ def assign_levels(
         if ckpt is not None:
             ckpt.close()
 
+    stats["moved_under_listed"] = 0
+    if floor_after_fixed:
+        out_levels, stats["moved_under_listed"] = under_listed(out_levels, out_sources, fixed, headings)
     stats["look_nested"] = 0
     if nest_looks and document is not None and out_levels:
         from .looks import nest_second_look
@@ -406,27 +414,6 @@ def assign_levels(
     stats["headings_per_s"] = len(headings) / elapsed if elapsed > 0 else float("inf")
     stats["depth"] = max(out_levels, default=state.depth) if stats["look_nested"] else state.depth
     return LevelResult(result, stats)
-
-
-def _relative_fixed(listed: list[tuple[int, int]], contents_level: int, given: int | None = None) -> int:
-    """The level for a heading at ``contents_level`` from the listed headings before it, or record ``given``.
-
-    ``listed`` is the branch of (contents level, level given) pairs.  The nearest listed heading at the same
-    contents level makes it a sibling (same level); one at a shallower contents level makes it a descendant,
-    as many levels down as the contents says; with none, the contents level stands.  With ``given``, the
-    heading's final level is recorded on the branch instead.
-    """
-    while listed and listed[-1][0] > contents_level:
-        listed.pop()
-    if given is not None:
-        if listed and listed[-1][0] == contents_level:
-            listed.pop()
-        listed.append((contents_level, given))
-        return given
-    if not listed:
-        return contents_level
-    c, a = listed[-1]
-    return a if c == contents_level else a + (contents_level - c)
 
 
 def _ask(p: LevelPredictor, mem, targets, attempt: int, feedback: str | None, stats: dict,
