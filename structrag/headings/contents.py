@@ -63,7 +63,6 @@ def _plausible(document: Document, h: Heading, title: str) -> bool:
     return n <= max(3 * len(title), len(title) + 100)
 
 
-
 #: the reason a located entry carries when the contents list an entry with a page number that was not located,
 #: on a page from the previous located entry's to this one's: the headings between them may belong to it
 LOST_BEFORE = "after a contents entry not located: "

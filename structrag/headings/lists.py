@@ -18,7 +18,6 @@ from ._geometry import close_below
 __all__ = ["list_items", "form_fields", "stacked_labels", "numbered", "SENTENCE"]
 
 
-
 def numbered(b: Block) -> bool:
     """A numbered title ("9. PROPERTY, PLANT AND EQUIPMENT", "Note 4") between two tables is still a heading."""
     return parse_numbering(b.text)[0] is not None
