@@ -160,3 +160,13 @@ def test_weighted_precision_reweights_strata():
     assert P.weighted_precision(labels, {"layout:style": 5, "layout:size": 7}) == 0.5
     assert math.isnan(P.weighted_precision(labels, {}))
     assert math.isnan(P.weighted_precision([], {"contents": 3}))
+
+
+def test_second_judgement_of_round_4_covers_the_same_headings():
+    first = P.load_labels(P.LABELS.parent / "heading_precision_labels_round4.jsonl")
+    second = P.load_labels(P.LABELS.parent / "heading_precision_agreement_round4.jsonl")
+    key = lambda r: P.label_key(r["sha1"], r["page"], r["text"])  # noqa: E731
+    assert sorted(map(key, first)) == sorted(map(key, second))
+    for r in second:
+        assert isinstance(r["label"], bool) and (r["category"] is None) == r["label"]
+        assert r["label"] or r["category"] in P.CATEGORIES
