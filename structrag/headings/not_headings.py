@@ -154,9 +154,20 @@ def leads_in(text: str) -> bool:
     return _LEAD_IN.search(" ".join(text.split())) is not None
 
 
+def _cells(line: str) -> list[str]:
+    """A row's tokens, a per-cent sign set apart joined to its figure ("1.10 %" is one cell)."""
+    toks: list[str] = []
+    for t in line.split():
+        if t == "%" and toks:
+            toks[-1] += t
+        else:
+            toks.append(t)
+    return toks
+
+
 def _has_amount(line: str) -> bool:
     """A figure written as an amount: with a sign, a separator or brackets, or of three digits or more."""
-    toks = line.replace(" %", "%").split()
+    toks = _cells(line)
     return any(_FIGURE.match(t) and not _YEAR.match(t) and any(c.isdigit() for c in t)
                and (any(c in t for c in ",.%$€£¥()") or sum(c.isdigit() for c in t) >= 3)
                for t in toks) or any(t in ("$", "€", "£") for t in toks)
@@ -165,12 +176,7 @@ def _has_amount(line: str) -> bool:
 def _row_of_figures(line: str) -> bool:
     """A table row: it ends on a figure and holds two (or one amount on a short line); prose that cites
     amounts ends on words."""
-    toks: list[str] = []
-    for t in line.split():  # "1.10 %": the sign set apart is still the figure's
-        if t == "%" and toks:
-            toks[-1] += t
-        else:
-            toks.append(t)
+    toks = _cells(line)
     if not toks or not (_FIGURE.match(toks[-1]) and not _YEAR.match(toks[-1])):
         return False
     figs = [x for x in toks if _FIGURE.match(x) and not _YEAR.match(x)]
