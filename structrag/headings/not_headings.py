@@ -9,8 +9,9 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
 * **the text alone** (:func:`text_reason`): letter closings and notations ("Enclosures: ..."), "/s/"
   signatures, "(continued)" repeats of a title on the next page, SEC cover-page lines, blank-page notices,
   column headers ("Three Months Ended", "(In millions)", "(in thousands) 2022 2021"), rows of figures
-  ("Total $ — $ —", "13 N/A 97 N/A"); on a whole heading, wrapped lines joined (:func:`leads_in`), a
-  sentence leading into a list ("Asset management fees increased driven by:");
+  ("Total $ — $ —", "13 N/A 97 N/A"), captions by their words ("Table 2: ...", "... (SRM) Table:"); on a
+  whole heading, wrapped lines joined (:func:`leads_in`), a sentence leading into a list ("Asset management
+  fees increased driven by:");
 * **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of
   figures, rows of years, unit lines) is a row group or column header, not a section; names and
   job titles stacked together are a signature block or a board list; a one-line block whose words
@@ -19,7 +20,9 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
   numbered items, "Name: value" lines and short labels stacked with nothing between them are a list
   (:mod:`.lists`); a bold line whose paragraph goes on under it in lower case is the first words of a
   sentence; a line right under a bullet item, indented to its text, is the item's next line; a candidate
-  that is itself rows of figures is a table's.
+  that is itself rows of figures is a table's; a line in capitals in the text's own type right under a
+  paragraph is a tag line; an acronym alone on a line, bracketed or with its phrase going on below, is a
+  cell's word; at a table's edge, column headers and row groups (:mod:`.tables`).
 
 A real title over a table keeps its place: the table rule asks for table rows on *both* sides.
 
@@ -39,6 +42,7 @@ from ._geometry import close_below, pitch
 from .lists import SENTENCE as _SENTENCE
 from .lists import form_fields, list_items, numbered as _numbered, stacked_labels
 from .signatures import SIGNED, signature_reasons
+from .tables import edge_reasons, prose as _prose
 
 __all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats", "leads_in"]
 
@@ -65,6 +69,7 @@ _SEC_COVER = re.compile(
 # column headers and unit lines of financial tables
 _COLUMN_HEAD = re.compile(
     r"^\(?\s*(?:(?:amounts?|dollars|figures|\$|€|£|usd|eur)\s+)?in\s+(?:\$|€|£|usd|eur\s+)?\s*(?:thousands|millions|billions)\b[^()]{0,60}\)?$"
+    r"|^\(\s*[^()]{0,40}\bin\s+(?:thousands|millions|billions)\b[^()]{0,60}\)$"
     r"|^(?:for the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})[\s-]+months?|(?:fiscal\s+)?years?|quarters?|(?:\d{1,2}|\w+)[\s-]+weeks?)"
     r"\s+ended\b.{0,40}$", re.I)
 #: a bare small number
@@ -83,6 +88,14 @@ _DATE_WORD = re.compile(r"^(?:january|february|march|april|may|june|july|august|
                         r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?$|^\d{1,2},?$", re.I)
 
 
+#: an acronym or a bracketed one, nothing else ("IPMS", "(HTML)")
+_ACRONYM = re.compile(r"^\(?[A-Z]{2,5}\)?\.?$")
+#: a table's or a figure's caption by its words: "Table 2: Retail Broker-Dealer Lines of Business",
+#: "Figure 3.1 ...", "4. Service Component Reference Model (SRM) Table:" (a title ending on "Table" without the
+#: colon may be a section's: "2022 Summary Compensation Table" in a proxy statement)
+_CAPTION = re.compile(r"^(?:table|figure|fig\.|chart|graph)\s+[\dA-Z][\d.\-–]*\s*[:.–—-]|\S\s+tables?\s*:$", re.I)
+
+
 def text_reason(text: str, page: int) -> str | None:
     """Why ``text`` (a block's text, whitespace collapsed) is no heading whatever its look, or None."""
     t = text.strip()
@@ -96,6 +109,8 @@ def text_reason(text: str, page: int) -> str | None:
         return "blank page notice"
     if _FOOTNOTE.match(t):
         return "footnote"
+    if _CAPTION.search(t):
+        return "a table's or a figure's caption"
     if _CONTINUED.search(t) and not t.lower().startswith(("contents", "table of contents")):
         return "continued repeat"
     if page <= 2 and _SEC_COVER.match(t):
@@ -217,6 +232,11 @@ def is_table_line(b: Block) -> bool:
     return all(_header_row(ln) for ln in lines) or (1 < len(lines) <= 3 and _header_row(" ".join(lines)))
 
 
+def _rows(b: Block) -> bool:
+    """Table rows of some extent: two lines or more, or one row of figures."""
+    return b.line_count >= 2 or _row_of_figures(b.text)
+
+
 def _tight(a: Block, b: Block) -> bool:
     """``b`` follows ``a`` at a table's row spacing: the gap under ``a`` under ``b``'s line height."""
     lh = pitch(b)
@@ -237,11 +257,6 @@ def _in_rows(b: Block, t: Block) -> bool:
     h = b.bbox[3] - b.bbox[1]
     overlap = min(b.bbox[3], t.bbox[3]) - max(b.bbox[1], t.bbox[1])
     return h > 0 and overlap >= 0.5 * h and b.bbox[0] < t.bbox[2] and t.bbox[0] < b.bbox[2] + 3 * pitch(t)
-
-
-def _prose(b: Block) -> bool:
-    """Running text: three or more lines of sentence length."""
-    return b.line_count >= 3 and len(b.text) / b.line_count >= 45
 
 
 #: where a run-in title ends and its text begins
@@ -369,6 +384,24 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
         if b.index in candidates and not _numbered(b) and _continues_in_lower(b, nxt) \
                 and not latin_capitals(_RUN_IN.split(b.text, maxsplit=1)[0]):
             out.setdefault(b.index, "opens the sentence its paragraph goes on with")
+    # a line in capitals, in the text's own weight and size, right under a paragraph with no space between:
+    # a tag line ("SAFE DESIGN" under a strategic objective) or a reference ("[ESRS S1 - 2]") that ends
+    # the paragraph; a title is set apart by space above it or by its weight
+    for k in range(1, n):
+        b, up = blocks[k], blocks[k - 1]
+        if b.index in candidates and b.line_count == 1 and not b.bold and b.size <= 1.05 * up.size \
+                and up.column == b.column and (up.line_count >= 2 or len(up.text) >= 60) and latin_capitals(b.text) \
+                and up.index not in candidates and not latin_capitals(up.text) \
+                and -0.2 * pitch(b) <= b.bbox[1] - up.bbox[3] <= 0.35 * pitch(b):
+            out.setdefault(b.index, "a capitals line right under a paragraph")
+    # an acronym alone on a line, bracketed or with the next line going on in lower case right under it ("(HTML)",
+    # "IPMS" / "accomplishes these capabilities" in a table's cell): a wrapped phrase's word, not a title
+    for k, b in enumerate(blocks):
+        word = b.text.strip()
+        if b.index in candidates and not b.bold and _ACRONYM.match(word) and (
+                word.startswith("(") or (k + 1 < n and starts_lower(blocks[k + 1].text) and _touching(b, blocks[k + 1])
+                                         and blocks[k + 1].bbox[0] <= b.bbox[0] + pitch(b))):
+            out.setdefault(b.index, "an acronym alone on a line")
     # a line set right under a bullet item, indented to the item's text, the item's sentence not ended:
     # the item's next line ("• By accepting the Award, you are bound by the terms of the" / "Award Terms.")
     for k in range(1, n):
@@ -387,7 +420,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     for k in range(1, n - 1):
         b, up, down = blocks[k], blocks[k - 1], blocks[k + 1]
         if b.index in candidates and table[k - 1] and table[k + 1] and not table[k] and not _numbered(b) \
-                and b.line_count == 1 and up.line_count >= 2 and down.line_count >= 2 \
+                and b.line_count == 1 and _rows(up) and _rows(down) \
                 and abs(b.size - down.size) <= 0.05 * down.size:
             row = min(pitch(up), pitch(down))
             gaps = (b.bbox[1] - up.bbox[3], down.bbox[1] - b.bbox[3])
@@ -411,6 +444,9 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
                 k = m
                 continue
         k += 1
+    # at a table's edge: column headers over its figures, row groups under its header, captions nothing follows
+    for i, why in edge_reasons(blocks, candidates, table, side).items():
+        out.setdefault(i, why)
     # signature blocks and board lists
     for i, why in signature_reasons(blocks, candidates, _numbered).items():
         out.setdefault(i, why)

@@ -1,0 +1,178 @@
+"""Labels at a table's edge that open no section: column headers, row groups under a header, row groups.
+
+:mod:`.not_headings` finds a table's rows by their text (rows of figures, rows of years, unit lines) and
+rules out labels stacked between them.  This module looks at the table's edges, where the rows are on
+one side only (:func:`edge_reasons`):
+
+* **a column header over a column of figures**: a short line in the header band (the short lines right
+  above the first rows), set off the rows' left edge and centred neither over them nor on the page
+  ("Noncontrolling" over its column, "Total Expected Charges" over the figures' column); a header whose
+  last line is a row of years ("Fiscal Year" / "2020 2019 2018");
+* **a row group under the header**: a label right under a table's header cells or header row, its rows
+  right below ("North America" under "2017 2018 2019");
+* **row groups down a run of rows**: labels right over their rows in the rows' own type, one after
+  another with no running text between, down to the page's end or to a title that opens a higher section
+  ("COMMON STOCK", "CAPITAL SURPLUS" down a statement of equity).
+
+A title over a table with its own header band stays, even when nothing follows the table: the annotators
+of ``eval/data/heading_precision_labels.md`` call such a title a caption, but authors' outlines list them
+("Issuances" over "Principal Amount ..." in a 10-K's bookmarks), and removing them cost the business trees
+(``eval/RESULTS.md`` section 45).  So do numbered titles and statement titles, which open a statement page.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..model import Block
+from ..text import latin_capitals
+from ._geometry import pitch
+from .lists import SENTENCE, numbered
+
+__all__ = ["prose", "edge_reasons"]
+
+
+def prose(b: Block) -> bool:
+    """Running text: three or more lines of sentence length."""
+    return b.line_count >= 3 and len(b.text) / b.line_count >= 45
+
+
+#: a note under a table: "(1) Represents ...", "(a) ...", "* Calculation is not meaningful"
+_NOTE = re.compile(r"^(?:\(?\d{1,2}\)|\(?[a-z]\)|\*{1,3}|[†‡]|\d{1,2}\s+[A-Z])")
+#: a statement's own title opens the statement page whatever follows it
+_STATEMENT = re.compile(r"\b(?:statements?|balance\s+sheets?|schedule)\b", re.I)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+#: how many short blocks a header band may hold between a title and the first rows
+_BAND = 6
+
+
+def _short(b: Block) -> bool:
+    """A header cell or label: up to three short lines, no running text (not a sentence that leads into the
+    table, "Content assets consisted of the following:")."""
+    return b.line_count <= 3 and len(b.text) / max(b.line_count, 1) <= 60 and not prose(b) \
+        and not (len(b.text.split()) >= 5 and SENTENCE.search(b.text.rstrip()))
+
+
+def _rows_below(blocks: Sequence[Block], table: Sequence[bool], k: int, reach: float) -> int | None:
+    """Index of the first table block after ``k`` when only short blocks lie between and it starts within
+    ``reach`` below ``blocks[k]``'s end; else None."""
+    b = blocks[k]
+    for j in range(k + 1, min(len(blocks), k + 1 + _BAND)):
+        c = blocks[j]
+        if c.bbox[1] - b.bbox[3] > reach:
+            return None
+        if table[j]:
+            return j
+        if not _short(c):
+            return None
+    return None
+
+
+def _years_last(b: Block) -> bool:
+    """A stacked column header whose last line is the columns' years ("Fiscal Year" / "2020 2019 2018")."""
+    lines = [ln.split() for ln in b.text.split("\n") if ln.strip()]
+    return len(lines) >= 2 and len(lines[-1]) >= 2 and all(_YEAR.match(t) for t in lines[-1]) \
+        and all(len(ln) <= 4 for ln in lines[:-1])
+
+
+def _over_figures(b: Block, rows: Block, text: tuple[float, float]) -> bool:
+    """``b`` sits over the rows' figure columns: well right of their left edge and centred neither over them
+    nor on the page's text (``text``: its left and right edges)."""
+    width = rows.bbox[2] - rows.bbox[0]
+    if width <= 0 or b.bbox[0] < rows.bbox[0] + 0.25 * width:
+        return False
+    middle = (b.bbox[0] + b.bbox[2]) / 2
+    return all(abs(middle - (lo + hi) / 2) > 0.08 * (hi - lo) for lo, hi in ((rows.bbox[0], rows.bbox[2]), text))
+
+
+def _prominence(b: Block) -> tuple[float, int, int]:
+    """How a title stands out: size (to half a point), then weight, then capitals."""
+    return round(b.size * 2) / 2, int(b.bold), int(latin_capitals(b.text))
+
+
+def _in_rows(blocks: Sequence[Block], table: Sequence[bool], m: int, rows: Block) -> bool:
+    """``blocks[m]`` is a row label inside the table: in the rows' type, right under the block before it and
+    right over table rows."""
+    c = blocks[m]
+    return m + 1 < len(blocks) and table[m + 1] and c.size <= 1.05 * rows.size \
+        and blocks[m + 1].bbox[1] - c.bbox[3] <= 1.0 * pitch(c) and c.bbox[1] - blocks[m - 1].bbox[3] <= 1.2 * pitch(c)
+
+
+#: a row that ends on an amount ("... notes due 2032 $ 1,094"): prose that cites one goes on after it
+_AMOUNT = re.compile(r"(?:[$€£¥]\s?\(?[\d,.]*\d|\d{1,3}(?:,\d{3})+)\)?\s*%?$")
+
+
+def _running_text(c: Block, rows: Block) -> bool:
+    """A paragraph after a table (not a note under it, nor rows whose labels are long): a sentence of some
+    length in the text's type."""
+    lines = [ln for ln in c.text.split("\n") if ln.strip()]
+    if 2 * sum(1 for ln in lines if _AMOUNT.search(ln.rstrip())) >= len(lines):
+        return False
+    return not _NOTE.match(c.text) and c.size >= 0.95 * rows.size \
+        and (prose(c) or (len(c.text) >= 80 and SENTENCE.search(c.text.rstrip()) is not None))
+
+
+def _group(blocks: Sequence[Block], table: Sequence[bool], candidates: set[int], side: set[int] | frozenset[int],
+           k: int, chained: bool = False) -> bool:
+    """``blocks[k]`` names the table rows right under it, in their type, and opens nothing: after the rows
+    comes no running text, then a title that opens a higher section (more prominent, or numbered) or
+    names the next rows the same way (``chained``: this is such a next label).  Labels over a run of
+    row blocks with nothing between are a table's row groups ("COMMON STOCK", "CAPITAL SURPLUS" down a
+    statement of equity).  A title as prominent after the rows that has text of its own may be this one's
+    sub-section ("Review of Operations", its table, "Net Sales" and its discussion), and rows running to
+    the page's end may go on with text on the next page: both stay.  So does a title over a table with a
+    header of its own ("Issuances" over "Principal Amount ..."): authors' outlines list such titles."""
+    b = blocks[k]
+    if k + 1 >= len(blocks) or not table[k + 1]:
+        return False
+    rows = blocks[k + 1]
+    # a label starts at the text's left edge; a title centred on the page opens a statement or an exhibit
+    left = min((c.bbox[0] for c in blocks if not c.rotated), default=b.bbox[0])
+    if b.bbox[0] > min(rows.bbox[0], left) + 2 * pitch(rows) or b.size > 1.05 * rows.size \
+            or rows.bbox[1] - b.bbox[3] > 1.0 * pitch(b):
+        return False
+    for m in range(k + 2, len(blocks)):
+        c = blocks[m]
+        # (header cells set after the rows' first line in reading order share a row with it)
+        if c.index in candidates and c.index not in side and not _in_rows(blocks, table, m, rows):
+            if _prominence(c) != _prominence(b):
+                return _prominence(c) > _prominence(b)
+            return numbered(c) or _group(blocks, table, candidates, side, m, chained=True)
+        if not table[m] and _running_text(c, rows):
+            return False
+    return chained
+
+
+def _reach(b: Block) -> float:
+    """How far under a title its table's first rows may start: a header band of a few lines."""
+    return 3.5 * pitch(b) if b.line_count == 1 else 1.5 * pitch(b)
+
+
+def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[bool],
+                 side: set[int] | frozenset[int]) -> dict[int, str]:
+    """Why candidates at a table's edge (over its first rows) open no section; ``table[k]``: whether
+    ``blocks[k]`` is table rows, ``side``: blocks sharing a row with another (header cells)."""
+    out: dict[int, str] = {}
+    upright = [c for c in blocks if not c.rotated] or list(blocks)
+    text = (min(c.bbox[0] for c in upright), max(c.bbox[2] for c in upright))
+    for k, b in enumerate(blocks):
+        if b.index not in candidates or table[k] or numbered(b) or b.line_count > 3 or len(b.text) > 120 \
+                or (SENTENCE.search(b.text.rstrip()) and not b.text.rstrip().endswith(":")) \
+                or _STATEMENT.search(b.text):
+            continue
+        j = _rows_below(blocks, table, k, _reach(b))
+        if j is None:
+            continue
+        rows = blocks[j]
+        if _years_last(b) or (b.size <= 1.2 * rows.size and _over_figures(b, rows, text)):
+            out[b.index] = "a column header over a table's figures"
+            continue
+        up = blocks[k - 1] if k else None
+        if up is not None and (up.index in side or table[k - 1]) and _short(up) \
+                and -0.2 * pitch(b) <= b.bbox[1] - up.bbox[3] <= 0.6 * pitch(b) and b.size <= 1.1 * rows.size:
+            out[b.index] = "a row group under a table's header"
+            continue
+        if b.line_count <= 2 and _group(blocks, table, candidates, side, k):
+            out[b.index] = "a row group of a run of table rows"
+    return out
