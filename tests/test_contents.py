@@ -458,3 +458,25 @@ def test_contents_raise_recall_against_the_outline(shared_data):
         # whole, issue 23: one more entry than the 0.93 this margin of 0.02 was set at); the contents adds the rest
         assert both.recall >= layout.recall + 0.01 and both.recall >= 0.95, (doc_id, layout, both)
         assert both.precision >= layout.precision - 0.02
+
+
+def test_a_contents_entry_takes_the_title_its_page_prints_unless_the_title_wraps_on(tmp_path):
+    from structrag.headings.outline import locate_outline
+    from structrag.model import OutlineEntry
+
+    b = PDFBuilder()
+    b.heading("Consolidated balance sheets (unaudited)", size=12)
+    b.para()
+    b.heading("Item 3. Quantitative and Qualitative Disclosures About", size=12, gap_after=3)
+    b.heading("Market Risk.", size=12, gap_before=0)
+    b.para()
+    doc = _extract(b.save(tmp_path / "printed.pdf"))
+    entries = [OutlineEntry(1, "Consolidated balance sheets (unaudited) at June 30, 2023 and December 31, 2022", 0),
+               OutlineEntry(1, "Item 3. Quantitative and Qualitative Disclosures About Market Risk.", 0)]
+    got = [le.heading.text for le in locate_outline(doc, entries, source="contents")]
+    # the entry describes more than the page prints; the second title wraps onto the next line
+    assert got == ["Consolidated balance sheets (unaudited)",
+                   "Item 3. Quantitative and Qualitative Disclosures About Market Risk."], got
+    # an outline's own titles stand as given
+    got = [le.heading.text for le in locate_outline(doc, entries[:1], source="outline")]
+    assert got == [entries[0].title]

@@ -109,6 +109,20 @@ def _candidates(blocks: Sequence[Block], max_join: int = 3):
             yield i, j, normalize_title(text)
 
 
+def _goes_on(document: Document, first: int, last: int, rest: str) -> bool:
+    """Whether the block after ``last`` or the one before ``first``, on their page, prints the start of
+    ``rest`` (normalised): the title wraps on there ("Item 3. Quantitative and Qualitative Disclosures About"
+    / "Market Risk."; a line read out of order, "baskets" before "Removing the freezer")."""
+    head = " ".join(rest.split()[:2])
+    page = document.blocks[first].page
+    for k in (last + 1, first - 1):
+        if 0 <= k < len(document.blocks) and document.blocks[k].page == page:
+            near = normalize_title(document.blocks[k].text)
+            if near and head and (near.startswith(head) or rest.startswith(near)):
+                return True
+    return False
+
+
 def locate_outline(
     document: Document,
     entries: Sequence[OutlineEntry] | None = None,
@@ -172,7 +186,17 @@ def locate_outline(
             continue
         s, first, last = best
         cursor = max(cursor, first)
-        h = heading_from_block(document, first, last, text=e.title, source=source, level=e.level,
+        title = e.title
+        if source == "contents":
+            # a contents entry may describe more than its page prints ("Consolidated balance sheets
+            # (unaudited) at June 30, 2023 and December 31, 2022" over "Consolidated balance sheets
+            # (unaudited)"): the title printed where the section opens is the heading's
+            printed = " ".join(b.text for b in document.blocks[first : last + 1])
+            short = normalize_title(printed)
+            if len(short) >= 4 and want != short and want.startswith(short + " ") \
+                    and not _goes_on(document, first, last, want[len(short) + 1 :]):
+                title = printed
+        h = heading_from_block(document, first, last, text=title, source=source, level=e.level,
                                level_source=source)
         out.append(LocatedEntry(e, h, round(min(1.0, s + 0.05), 4)))
     return out
