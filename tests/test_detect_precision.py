@@ -579,3 +579,26 @@ def test_the_name_typed_under_a_signature_is_no_heading(tmp_path):
     assert {"Report of Independent Registered Public Accounting Firm", "Critical Audit Matters",
             "Consolidated Statements of Income"} <= set(titles), titles
     assert "Ernst & Young LLP" not in titles, titles
+
+
+def test_a_run_of_bold_sentence_titles_are_headings_but_a_few_bold_sentences_are_not(tmp_path):
+    risks = ["We face significant competition that may reduce our profits.",
+             "Adverse conditions in the economy could impact our results of operations.",
+             "Cyber attacks impacting our networks could have an adverse effect on our business.",
+             "We depend on key suppliers and vendors to provide equipment that we need.",
+             "Changes in the regulatory framework could adversely affect our business prospects."]
+    b = PDFBuilder()
+    b.heading("Item 1A. Risk Factors", size=12)
+    b.para()
+    for r in risks:
+        b.text(r, bold=True, gap_before=8, gap_after=2)
+        b.para()
+    pdf = b.save(tmp_path / "risks.pdf")
+    assert set(risks) <= set(_titles(pdf))
+    # four in a run are a paragraph's emphasis as often as titles
+    b = PDFBuilder()
+    b.heading("Item 1A. Risk Factors", size=12)
+    for r in risks[:4]:
+        b.text(r, bold=True, gap_before=8, gap_after=2)
+        b.para()
+    assert not set(risks) & set(_titles(b.save(tmp_path / "four.pdf")))

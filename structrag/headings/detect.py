@@ -23,6 +23,7 @@ from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
 from .not_headings import cover_reason, leads_in, page_reasons, running_repeats, text_reason
+from .sentences import sentence_titles
 from .outline import heading_from_block
 from .wrapped import continues_title, join_wrapped, union_bbox
 
@@ -313,6 +314,11 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
         numbered = [x for x in numbered if x[0].index not in rejected]
     if numbered:
         scored = _continue_sequences(document, body, scored, numbered)
+    # a run of sentences in bold, each over its own paragraphs: a filing's risk factors
+    runs = sentence_titles(blocks, {x[0].index for x in scored} | set(rejected))
+    if runs:
+        scored = sorted(scored + [(blocks[i], min_score, ("a sentence title, one of a run",)) for i in runs],
+                        key=lambda x: x[0].index)
 
     heads = join_wrapped(document, scored, rejected)
     again = running_repeats(heads)  # a title over its continuation pages starts no new section
