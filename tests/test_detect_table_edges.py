@@ -49,28 +49,25 @@ def test_a_stacked_header_ending_on_the_years_is_a_column_header():
     assert page_reasons(blocks, {1}) == {1: "a column header over a table's figures"}
 
 
+def _segment_table(drop: float):
+    """Amazon's segment table: the years' header row, the segment's name in bold ``drop`` points lower than
+    it sits in the filing, its rows."""
+    return _blocks([((39, 207, 443, 217), "Information on reportable segments and reconciliation to consolidated "
+                     "net income (loss) is as follows:", 9.0, False),
+                    ((435, 228, 518, 236), "Year Ended December 31,", 7.5, True),
+                    ((388, 242, 564, 250), "2017 2018 2019", 7.5, True),
+                    ((19, 253 + drop, 76, 263 + drop), "North America", 9.0, True),
+                    ((36, 267 + drop, 588, 305 + drop), "Net sales $ 106,110 $ 141,366 $ 170,773\n"
+                     "Operating expenses 103,273 134,099 163,740\nOperating income $ 2,837 $ 7,267 $ 7,033", 9.0,
+                     False)], page=66)
+
+
 def test_a_row_group_right_under_a_tables_header_row_is_no_heading():
-    # Amazon's segment table: the years' header row, the segment's name in bold, its rows
-    blocks = _blocks([((39, 207, 443, 217), "Information on reportable segments and reconciliation to consolidated "
-                       "net income (loss) is as follows:", 9.0, False),
-                      ((435, 228, 518, 236), "Year Ended December 31,", 7.5, True),
-                      ((388, 242, 564, 250), "2017 2018 2019", 7.5, True),
-                      ((19, 253, 76, 263), "North America", 9.0, True),
-                      ((36, 267, 588, 305), "Net sales $ 106,110 $ 141,366 $ 170,773\n"
-                       "Operating expenses 103,273 134,099 163,740\nOperating income $ 2,837 $ 7,267 $ 7,033", 9.0,
-                       False)], page=66)
+    blocks = _segment_table(0)
     assert _edges(blocks, {3}) == {3: "a row group under a table's header"}
     assert 3 in page_reasons(blocks, {3})
     # the same name with a paragraph's space under the header opens a section of its own
-    spaced = _blocks([((39, 207, 443, 217), "Information on reportable segments and reconciliation to consolidated "
-                       "net income (loss) is as follows:", 9.0, False),
-                      ((435, 228, 518, 236), "Year Ended December 31,", 7.5, True),
-                      ((388, 242, 564, 250), "2017 2018 2019", 7.5, True),
-                      ((19, 260, 76, 270), "North America", 9.0, True),
-                      ((36, 274, 588, 312), "Net sales $ 106,110 $ 141,366 $ 170,773\n"
-                       "Operating expenses 103,273 134,099 163,740\nOperating income $ 2,837 $ 7,267 $ 7,033", 9.0,
-                       False)], page=66)
-    assert _edges(spaced, {3}) == {}
+    assert _edges(_segment_table(7), {3}) == {}
 
 
 def test_labels_down_a_run_of_table_rows_are_row_groups():

@@ -123,7 +123,7 @@ def test_printed_entries_page_window():
 def test_labelled_set_shape():
     rows = []
     files = sorted(P.LABELS.parent.glob("heading_precision_labels*.jsonl"))
-    assert [f.name for f in files[1:]] == [f"heading_precision_labels_round{k}.jsonl" for k in (2, 3, 4)]
+    assert [f.name for f in files[1:]] == [f"heading_precision_labels_round{k}.jsonl" for k in (2, 3, 4, 5)]
     for f in files:
         got = P.load_labels(f)
         assert len(got) >= 300, f
@@ -135,6 +135,16 @@ def test_labelled_set_shape():
         assert r["label"] or r["category"] in P.CATEGORIES
     keys = Counter(P.label_key(r["sha1"], r["page"], r["text"]) for r in rows)
     assert max(keys.values()) == 1  # one label per heading, across the rounds too (drawn with --exclude)
+
+
+def test_labels_on_documents_of_other_families_have_the_same_shape():
+    rows = P.load_labels(P.LABELS.parent / "heading_precision_dev_other_families.jsonl")
+    assert len(rows) == 200 and len({r["doc"] for r in rows}) == 8
+    for r in rows:
+        assert (r["category"] is None) == r["label"] and (r["label"] or r["category"] in P.CATEGORIES)
+    # none of the 19 documents the held-out rounds are drawn from
+    rounds = {r["doc"] for f in P.LABELS.parent.glob("heading_precision_labels*.jsonl") for r in P.load_labels(f)}
+    assert not rounds & {r["doc"] for r in rows}
 
 
 def test_a_proportional_draw_has_no_floor():
