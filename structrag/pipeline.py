@@ -16,6 +16,7 @@ from .errors import ConfigError
 from .extraction import extract
 from .headings.contents import SECONDARY, ContentsResult, contents_entries, locate_contents
 from .headings.detect import layout_headings, merge_headings
+from .headings.glossary import glossary_terms
 from .levels.given import assign_contents_levels, outline_headings
 from .model import Document, Heading
 from .tree import HeadingTree
@@ -72,12 +73,12 @@ def detect_headings(
     if outline == "auto" and len(document.outline) >= min_outline_entries:
         return outline_headings(document)
     layout = layout_headings(document, min_score)
-    if contents == "ignore":
-        return layout
-    found = read_contents(document)
-    if not found.usable:
-        return layout
-    return merge_headings(found.headings, layout, document)
+    if contents != "ignore":
+        found = read_contents(document)
+        if found.usable:
+            layout = merge_headings(found.headings, layout, document)
+    terms = glossary_terms(layout)  # a glossary's defined terms are its entries, not sections
+    return tuple(h for k, h in enumerate(layout) if k not in terms)
 
 
 

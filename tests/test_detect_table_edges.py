@@ -154,3 +154,24 @@ def test_a_bracketed_acronym_or_one_whose_phrase_goes_on_below_is_no_heading():
                       ((31, 483, 383, 492), "The decrease in net revenues in the EMEA region for 2019, as compared to "
                        "2018, was primarily due to lower revenues.", 8.5, False)], page=43)
     assert page_reasons(region, {0}) == {}
+
+
+def test_a_glossarys_terms_are_no_headings_but_the_next_section_is():
+    from structrag.headings.glossary import glossary_terms
+    from structrag.model import Heading
+
+    def h(text, size, bold=False, source="layout"):
+        return Heading(text=text, page=199, bbox=None, block=0, block_end=1, font="Helvetica", size=size, bold=bold,
+                       italic=False, color=0, numbering=None, score=1.0, reasons=(), source=source)
+
+    heads = [h("Critical Accounting Estimates", 12.0, source="contents"),
+             h("Allowance for credit losses", 10.0, bold=True),
+             h("GLOSSARY OF TERMS AND ACRONYMS", 12.0, source="contents"),
+             h("Combined LTV ratio", 10.0, bold=True), h("Current estimated LTV ratio", 10.0, bold=True),
+             h("LINE OF BUSINESS METRICS", 12.0),
+             h("COMMERCIAL BANKING", 10.0, bold=True)]
+    # the terms under the glossary's title go; the section after it, as prominent as the title, stays, and so
+    # do the headings under it and those before the glossary
+    assert glossary_terms(heads) == {3, 4}
+    # a section discussing definitions is no glossary
+    assert glossary_terms([h("Definitions of Non-GAAP Measures", 12.0), h("Adjusted EBITDA", 10.0, True)]) == set()
