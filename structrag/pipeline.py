@@ -64,7 +64,9 @@ def detect_headings(
     secondary contents such as a financial statements index) are merged with the
     layout-detected headings that no contents entry holds (``source="layout"``,
     level unset).  Without either, the layout-detected headings (blocks scoring
-    at least ``min_score``) are returned.  Every heading carries its reasons.
+    at least ``min_score``) are returned.  On both paths a glossary's defined
+    terms are left out (:func:`.headings.glossary.glossary_terms`).  Every
+    heading carries its reasons.
     """
     if outline not in ("auto", "ignore"):
         raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")

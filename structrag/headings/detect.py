@@ -23,8 +23,8 @@ from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
 from .not_headings import cover_reason, leads_in, page_reasons, running_repeats, text_reason
-from .sentences import sentence_titles
 from .outline import heading_from_block
+from .sentences import sentence_titles
 from .wrapped import continues_title, join_wrapped, union_bbox
 
 __all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]

@@ -13,7 +13,7 @@ import re
 from typing import Sequence
 
 from ..model import Heading
-from ..text import latin_capitals
+from ._geometry import prominence
 
 __all__ = ["glossary_terms"]
 
@@ -21,10 +21,6 @@ __all__ = ["glossary_terms"]
 _GLOSSARY = re.compile(r"^(?:(?:financial|technical)\s+)?(?:glossary(?:\s+of\s+(?:terms|acronyms)[\w\s,&]{0,40})?"
                        r"|definitions|abbreviations(?:\s+and\s+acronyms)?|acronyms(?:\s+and\s+abbreviations)?"
                        r"|list\s+of\s+(?:abbreviations|acronyms))\s*:?$", re.I)
-
-
-def _prominence(h: Heading) -> tuple[float, int, int]:
-    return round((h.size or 0.0) * 2) / 2, int(bool(h.bold)), int(latin_capitals(h.text))
 
 
 def glossary_terms(headings: Sequence[Heading]) -> set[int]:
@@ -38,10 +34,10 @@ def glossary_terms(headings: Sequence[Heading]) -> set[int]:
         k += 1
         if not _GLOSSARY.match(" ".join(title.text.split())):
             continue
-        top = _prominence(title)
+        top = prominence(title.size, title.bold, title.text)
         while k < len(headings):
             h = headings[k]
-            if h.source != "layout" or h.numbering is not None or _prominence(h) >= top:
+            if h.source != "layout" or h.numbering is not None or prominence(h.size, h.bold, h.text) >= top:
                 break
             out.add(k)
             k += 1

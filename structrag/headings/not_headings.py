@@ -444,7 +444,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
                 k = m
                 continue
         k += 1
-    # at a table's edge: column headers over its figures, row groups under its header, captions nothing follows
+    # at a table's edge: column headers over its figures, row groups under its header or down a run of rows
     for i, why in edge_reasons(blocks, candidates, table, side).items():
         out.setdefault(i, why)
     # signature blocks and board lists

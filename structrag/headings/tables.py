@@ -26,8 +26,7 @@ import re
 from typing import Sequence
 
 from ..model import Block
-from ..text import latin_capitals
-from ._geometry import pitch
+from ._geometry import pitch, prominence
 from .lists import SENTENCE, numbered
 
 __all__ = ["prose", "edge_reasons"]
@@ -87,8 +86,7 @@ def _over_figures(b: Block, rows: Block, text: tuple[float, float]) -> bool:
 
 
 def _prominence(b: Block) -> tuple[float, int, int]:
-    """How a title stands out: size (to half a point), then weight, then capitals."""
-    return round(b.size * 2) / 2, int(b.bold), int(latin_capitals(b.text))
+    return prominence(b.size, b.bold, b.text)
 
 
 def _in_rows(blocks: Sequence[Block], table: Sequence[bool], m: int, rows: Block) -> bool:
