@@ -111,35 +111,65 @@ def _running_text(c: Block, rows: Block) -> bool:
         and (prose(c) or (len(c.text) >= 80 and SENTENCE.search(c.text.rstrip()) is not None))
 
 
-def _group(blocks: Sequence[Block], table: Sequence[bool], candidates: set[int], side: set[int] | frozenset[int],
-           k: int, chained: bool = False) -> bool:
-    """``blocks[k]`` names the table rows right under it, in their type, and opens nothing: after the rows
-    comes no running text, then a title that opens a higher section (more prominent, or numbered) or
-    names the next rows the same way (``chained``: this is such a next label).  Labels over a run of
-    row blocks with nothing between are a table's row groups ("COMMON STOCK", "CAPITAL SURPLUS" down a
-    statement of equity).  A title as prominent after the rows that has text of its own may be this one's
-    sub-section ("Review of Operations", its table, "Net Sales" and its discussion), and rows running to
-    the page's end may go on with text on the next page: both stay.  So does a title over a table with a
-    header of its own ("Issuances" over "Principal Amount ..."): authors' outlines list such titles."""
-    b = blocks[k]
+def _labels_rows(blocks: Sequence[Block], table: Sequence[bool], k: int, left: float) -> bool:
+    """``blocks[k]`` is set right over table rows in their type, at the text's left edge (``left``); a title
+    centred on the page opens a statement or an exhibit."""
     if k + 1 >= len(blocks) or not table[k + 1]:
         return False
-    rows = blocks[k + 1]
-    # a label starts at the text's left edge; a title centred on the page opens a statement or an exhibit
-    left = min((c.bbox[0] for c in blocks if not c.rotated), default=b.bbox[0])
-    if b.bbox[0] > min(rows.bbox[0], left) + 2 * pitch(rows) or b.size > 1.05 * rows.size \
-            or rows.bbox[1] - b.bbox[3] > 1.0 * pitch(b):
-        return False
-    for m in range(k + 2, len(blocks)):
-        c = blocks[m]
-        # (header cells set after the rows' first line in reading order share a row with it)
-        if c.index in candidates and c.index not in side and not _in_rows(blocks, table, m, rows):
-            if _prominence(c) != _prominence(b):
-                return _prominence(c) > _prominence(b)
-            return numbered(c) or _group(blocks, table, candidates, side, m, chained=True)
-        if not table[m] and _running_text(c, rows):
-            return False
-    return chained
+    b, rows = blocks[k], blocks[k + 1]
+    return b.bbox[0] <= min(rows.bbox[0], left) + 2 * pitch(rows) and b.size <= 1.05 * rows.size \
+        and rows.bbox[1] - b.bbox[3] <= 1.0 * pitch(b)
+
+
+def _group(blocks: Sequence[Block], table: Sequence[bool], candidates: set[int], side: set[int] | frozenset[int],
+           k: int, left: float, chained: dict[int, bool]) -> bool:
+    """``blocks[k]`` names the table rows right under it, in their type, and opens nothing: after the rows
+    comes no running text, then a title that opens a higher section (more prominent, or numbered) or
+    names the next rows the same way, and so on down the page.  Labels over a run of row blocks with
+    nothing between are a table's row groups ("COMMON STOCK", "CAPITAL SURPLUS" down a statement of
+    equity).  A title as prominent after the rows that has text of its own may be this one's sub-section
+    ("Review of Operations", its table, "Net Sales" and its discussion), and rows running to the page's
+    end may go on with text on the next page: both stay.  So does a title over a table with a header of its
+    own ("Issuances" over "Principal Amount ..."): authors' outlines list such titles.
+
+    ``chained`` keeps the verdict for labels reached as the next one of a run (one walk per page, however
+    many labels it holds)."""
+    path: list[int] = []
+    verdict: bool | None = None
+    while verdict is None:
+        if path and k in chained:
+            verdict = chained[k]
+            break
+        if not _labels_rows(blocks, table, k, left):
+            verdict = False
+            break
+        b, rows = blocks[k], blocks[k + 1]
+        nxt = None
+        for m in range(k + 2, len(blocks)):
+            c = blocks[m]
+            # (header cells set after the rows' first line in reading order share a row with it)
+            if c.index in candidates and c.index not in side and not _in_rows(blocks, table, m, rows):
+                nxt = m
+                break
+            if not table[m] and _running_text(c, rows):
+                verdict = False
+                break
+        if verdict is not None:
+            break
+        if nxt is None:
+            verdict = bool(path)  # the page ends: one label alone may go on overleaf, a run's do not
+            break
+        c = blocks[nxt]
+        if _prominence(c) != _prominence(b):
+            verdict = _prominence(c) > _prominence(b)
+        elif numbered(c):
+            verdict = True
+        else:
+            path.append(nxt)
+            k = nxt
+    for m in path:
+        chained[m] = verdict
+    return verdict
 
 
 def _reach(b: Block) -> float:
@@ -154,6 +184,7 @@ def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[
     out: dict[int, str] = {}
     upright = [c for c in blocks if not c.rotated] or list(blocks)
     text = (min(c.bbox[0] for c in upright), max(c.bbox[2] for c in upright))
+    chained: dict[int, bool] = {}
     for k, b in enumerate(blocks):
         if b.index not in candidates or table[k] or numbered(b) or b.line_count > 3 or len(b.text) > 120 \
                 or (SENTENCE.search(b.text.rstrip()) and not b.text.rstrip().endswith(":")) \
@@ -171,6 +202,6 @@ def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[
                 and -0.2 * pitch(b) <= b.bbox[1] - up.bbox[3] <= 0.6 * pitch(b) and b.size <= 1.1 * rows.size:
             out[b.index] = "a row group under a table's header"
             continue
-        if b.line_count <= 2 and _group(blocks, table, candidates, side, k):
+        if b.line_count <= 2 and _group(blocks, table, candidates, side, k, text[0], chained):
             out[b.index] = "a row group of a run of table rows"
     return out
