@@ -508,3 +508,13 @@ def one_section_pdf(path: Path, title: str, text: str) -> Path:
     doc.save(path)
     doc.close()
     return path
+
+
+def page_blocks(specs, page: int = 12, first: int = 0) -> list:
+    """Blocks of one page from ``(bbox, text, size, bold)`` specs, indexed from ``first``: a page's layout as
+    PyMuPDF reads it, without a PDF (the heading rules' unit tests)."""
+    from structrag.model import Block
+
+    return [Block(index=first + i, page=page, bbox=bbox, text=text, font="Helvetica", size=size, bold=bold,
+                  italic=False, color=0, line_count=text.count("\n") + 1)
+            for i, (bbox, text, size, bold) in enumerate(specs)]

@@ -15,6 +15,7 @@ from structrag.pipeline import detect_headings
 from structrag.text import clean_heading
 
 from pdfgen import LOREM, PDFBuilder
+from pdfgen import page_blocks as _blocks
 
 
 def _titles(path, **kw) -> list[str]:
@@ -408,13 +409,6 @@ def test_a_numbered_list_is_no_run_of_headings_but_numbered_sections_stay(tmp_pa
     for t in ("1. Eligibility", "2. Contributions", "3. Distributions", "(E) Distributions At Age 70",
               "(F) Specified Employees", "(G) Death Benefits"):
         assert t in titles, titles
-
-
-def _blocks(specs, page=12):
-    from structrag.model import Block
-
-    return [Block(index=i, page=page, bbox=bbox, text=text, font="Helvetica", size=size, bold=bold, italic=False,
-                  color=0, line_count=text.count("\n") + 1) for i, (bbox, text, size, bold) in enumerate(specs)]
 
 
 def test_a_caption_right_on_top_of_a_grid_is_no_heading_but_a_title_over_text_stays():

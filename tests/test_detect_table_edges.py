@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from structrag.headings.not_headings import is_table_line, page_reasons
 from structrag.headings.tables import edge_reasons
-from structrag.model import Block
+
+from pdfgen import page_blocks
 
 
-def _blocks(specs, page=30, first=0):
-    return [Block(index=first + i, page=page, bbox=bbox, text=text, font="Helvetica", size=size, bold=bold,
-                  italic=False, color=0, line_count=text.count("\n") + 1)
-            for i, (bbox, text, size, bold) in enumerate(specs)]
+def _blocks(specs, page=30):
+    return page_blocks(specs, page=page)
 
 
 def _edges(blocks, candidates, side=frozenset()):

@@ -9,12 +9,8 @@ smaller table, blank-page notices and a letter's notations.  Each test fails wit
 from __future__ import annotations
 
 from structrag.headings.not_headings import is_table_line, page_reasons, text_reason
-from structrag.model import Block
 
-
-def _blocks(specs, page=12):
-    return [Block(index=i, page=page, bbox=bbox, text=text, font="Helvetica", size=size, bold=bold, italic=False,
-                  color=0, line_count=text.count("\n") + 1) for i, (bbox, text, size, bold) in enumerate(specs)]
+from pdfgen import page_blocks as _blocks
 
 
 def test_a_header_row_with_its_unit_in_brackets_is_a_table_line():
