@@ -166,7 +166,7 @@ def test_blank_page_notices_and_letter_notations_are_no_headings():
 def test_a_bold_sentence_leading_into_a_list_is_no_heading_but_a_title_with_a_colon_stays(tmp_path):
     from pdfgen import PDFBuilder
     from structrag import extract
-    from structrag.headings.not_headings import leads_in
+    from structrag.headings.whole_text import leads_in
     from structrag.pipeline import detect_headings
 
     assert leads_in("Asset management fees increased driven by:")

@@ -22,9 +22,11 @@ from typing import Sequence
 from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
-from .not_headings import cover_reason, leads_in, page_reasons, running_repeats, text_reason
+from .lists import repeated_fields
+from .not_headings import cover_reason, page_reasons, running_repeats, text_reason
 from .outline import heading_from_block
 from .sentences import sentence_titles
+from .whole_text import ends_sentence, leads_in, lone_qualifier
 from .wrapped import continues_title, join_wrapped, union_bbox
 
 __all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]
@@ -323,7 +325,8 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
     heads = join_wrapped(document, scored, rejected)
     again = running_repeats(heads)  # a title over its continuation pages starts no new section
     # judged whole: a sentence leading into a list may wrap, and its first line alone says nothing
-    return tuple(h for i, h in enumerate(heads) if i not in again and not leads_in(h.text))
+    return tuple(h for i, h in enumerate(heads)
+                 if i not in again and not leads_in(h.text) and not ends_sentence(h.text) and not lone_qualifier(h.text))
 
 
 def _not_headings(document: Document, candidates: Sequence[Block], side: set[int]) -> dict[int, str]:
@@ -331,7 +334,11 @@ def _not_headings(document: Document, candidates: Sequence[Block], side: set[int
     blocks that share a row with another, :func:`_row_neighbours`)."""
     out: dict[int, str] = {}
     by_page: dict[int, set[int]] = defaultdict(set)
+    fields = repeated_fields(document.blocks) if candidates else set()
     for b in candidates:
+        if b.index in fields:
+            out[b.index] = "a form's field, repeated on many pages"
+            continue
         why = text_reason(_candidate_text(b), b.page)
         if why is not None:
             out[b.index] = why

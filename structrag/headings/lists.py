@@ -1,21 +1,23 @@
 """Lists set like headings: numbered items that follow each other, stacked form fields, stacked labels.
 
 A heading has its section under it; the entries of a list follow one another with nothing of their own
-between them.  :func:`list_items`, :func:`form_fields` and :func:`stacked_labels` find such runs among one
-page's blocks (reading order) for :func:`.not_headings.page_reasons`.
+between them.  :func:`list_items`, :func:`form_fields`, :func:`stacked_labels` and :func:`contents_listing`
+find such runs among one page's blocks (reading order) for :func:`.not_headings.page_reasons`;
+:func:`repeated_fields` finds a form's fields over the whole document (:mod:`.detect`).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Sequence
 
 from ..model import Block
 from ..numbering import parse_numbering
 from ..text import WIDE_CHAR
-from ._geometry import close_below
+from ._geometry import close_below, pitch
 
-__all__ = ["list_items", "form_fields", "stacked_labels", "numbered", "SENTENCE"]
+__all__ = ["list_items", "form_fields", "repeated_fields", "contents_listing", "stacked_labels", "numbered", "SENTENCE"]
 
 
 def numbered(b: Block) -> bool:
@@ -98,6 +100,85 @@ def form_fields(blocks: Sequence[Block]) -> set[int]:
     return out
 
 
+#: a field's name alone on its line, ending on a colon ("Stakeholder(s):", "Lead agencies:")
+_NAME = re.compile(r"^[A-Z][\w()/&'’.-]*(?:\s+[\w()/&'’.-]+){0,3}\s*:$")
+#: on this many pages or more, the same name over a value is a form's field, not a run-in title
+_FIELD_PAGES = 3
+#: a field is set at most this much larger than the running text
+_FIELD_SIZE = 1.2
+
+
+def repeated_fields(blocks: Sequence[Block]) -> set[int]:
+    """Block indices of a form's repeated fields: a name ending on a colon, alone on its first line, that
+    the document prints on :data:`_FIELD_PAGES` or more pages over a short value (the rest of its block,
+    or the block right under it: "Stakeholder(s):" / "Transportation Workers"), in about the running text's
+    size.  Both the name and the value are taken.  A run-in title with a colon ("Overview:") has a
+    paragraph under it, not a value; a title set large ("Area of action:" / "environment & energy") opens
+    its section.
+
+    ``blocks``: the whole document's blocks, in reading order.
+    """
+    def value(lines: Sequence[str]) -> bool:
+        # one or two short lines, no sentence: names of things, not text about them
+        return 0 < len(lines) <= 2 and all(len(x) <= 80 for x in lines) and not _STOP.search(lines[-1].rstrip())
+
+    # set in the running text's type or smaller: a title printed as "Area of action:" over its subject, in
+    # a larger size, opens a section each time (the text's type: the size holding the most characters)
+    chars: Counter[float] = Counter()
+    for b in blocks:
+        chars[round(b.size * 2) / 2] += len(b.text)
+    text_size = chars.most_common(1)[0][0] if chars else 0.0
+    fields: list[tuple[str, int, int | None]] = []  # (name, block index, value block index)
+    for k, b in enumerate(blocks):
+        if b.size > _FIELD_SIZE * text_size:
+            continue
+        lines = b.text.strip().split("\n")
+        name = " ".join(lines[0].split())
+        if len(name) > 50 or not _NAME.match(name):
+            continue
+        if len(lines) > 1:
+            if value(lines[1:]):
+                fields.append((name, b.index, None))
+        elif k + 1 < len(blocks):
+            nxt = blocks[k + 1]
+            if nxt.page == b.page and close_below(b, nxt, 0.6) and abs(nxt.bbox[0] - b.bbox[0]) <= pitch(b) \
+                    and value(nxt.text.strip().split("\n")):
+                fields.append((name, b.index, nxt.index))
+    pages: dict[str, set[int]] = {}
+    page_of = {b.index: b.page for b in blocks}
+    for name, i, _ in fields:
+        pages.setdefault(name.casefold(), set()).add(page_of[i])
+    out: set[int] = set()
+    for name, i, j in fields:
+        if len(pages[name.casefold()]) >= _FIELD_PAGES:
+            out.add(i)
+            if j is not None:
+                out.add(j)
+    return out
+
+
+#: a page number before a title ("122 INCOME STATEMENT", "126 1. Basics")
+_LEADING_PAGE = re.compile(r"^(\d{1,4})\s+(?:\d{1,2}\.\s+)?[^\W\d_]")
+_LISTING = 4
+
+
+def contents_listing(blocks: Sequence[Block]) -> set[int]:
+    """Block indices of a contents listing that leads with its page numbers ("122 INCOME STATEMENT",
+    "123 BALANCE SHEET" on a part's divider page): :data:`_LISTING` or more blocks opening on a number, the
+    numbers never going down when read column by column, and not a numbered list (which goes up by exactly
+    one at nearly every step).  Extraction marks whole contents pages; this finds the ones set as a few
+    titles on a page of their own."""
+    entries = [(b.column, b.bbox[1], int(m.group(1)), b.index) for b in blocks
+               if (m := _LEADING_PAGE.match(b.text.strip())) and b.line_count <= 30]
+    if len(entries) < _LISTING:
+        return set()
+    values = [v for _, _, v, _ in sorted(entries)]
+    steps = [b - a for a, b in zip(values, values[1:])]
+    if sum(1 for d in steps if d < 0) > 0.1 * len(steps) or sum(1 for d in steps if d == 1) > 0.5 * len(steps):
+        return set()
+    return {i for *_, i in entries}
+
+
 #: short labels stacked one under another, none with text of its own: a list ("Pedestrians", "Bicycle Riders",
 #: "Scooter Riders"), not sections
 _LABEL_RUN = 3
@@ -115,8 +196,9 @@ def stacked_labels(blocks: Sequence[Block]) -> set[int]:
                 and b.bbox[2] - b.bbox[0] < 0.5 * widest)
 
     def same(a: Block, b: Block) -> bool:
+        # flush left, or flush right (a map's or a chart's labels set against its left edge)
         return (abs(a.size - b.size) <= 0.05 * a.size and a.bold == b.bold and a.italic == b.italic
-                and abs(a.bbox[0] - b.bbox[0]) <= 2 and close_below(a, b, 0.6))
+                and (abs(a.bbox[0] - b.bbox[0]) <= 2 or abs(a.bbox[2] - b.bbox[2]) <= 2) and close_below(a, b, 0.6))
 
     out: set[int] = set()
     run: list[Block] = []

@@ -10,8 +10,7 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
   signatures, "(continued)" repeats of a title on the next page, SEC cover-page lines, blank-page notices,
   column headers ("Three Months Ended", "(In millions)", "(in thousands) 2022 2021"), rows of figures
   ("Total $ — $ —", "13 N/A 97 N/A"), captions by their words ("Table 2: ...", "... (SRM) Table:"); on a
-  whole heading, wrapped lines joined (:func:`leads_in`), a sentence leading into a list ("Asset management
-  fees increased driven by:");
+  whole heading, wrapped lines joined, :mod:`.whole_text`;
 * **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of
   figures, rows of years, unit lines) is a row group or column header, not a section; names and
   job titles stacked together are a signature block or a board list; a one-line block whose words
@@ -22,7 +21,8 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
   sentence; a line right under a bullet item, indented to its text, is the item's next line; a candidate
   that is itself rows of figures is a table's; a line in capitals in the text's own type right under a
   paragraph is a tag line; an acronym alone on a line, bracketed or with its phrase going on below, is a
-  cell's word; at a table's edge, column headers and row groups (:mod:`.tables`).
+  cell's word; a line printed inside another block's box is a cell; at a table's edge, column headers and
+  row groups (:mod:`.tables`); a divider page's contents listing (:func:`.lists.contents_listing`).
 
 A real title over a table keeps its place: the table rule asks for table rows on *both* sides.
 
@@ -40,19 +40,15 @@ from ..model import Block, Heading
 from ..text import WIDE_CHAR, latin_capitals, normalize_title, starts_lower
 from ._geometry import close_below, pitch
 from .lists import SENTENCE as _SENTENCE
-from .lists import form_fields, list_items, numbered as _numbered, stacked_labels
+from .lists import contents_listing, form_fields, list_items, numbered as _numbered, stacked_labels
 from .signatures import SIGNED, signature_reasons
 from .tables import edge_reasons, prose as _prose
 
-__all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats", "leads_in"]
+__all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats"]
 
 _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
     r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards)\s*[,.!]?$", re.I)
-#: a sentence that introduces what follows it ("Asset management fees increased driven by:", "... consist of:"):
-#: a title never ends on a function word
-_LEAD_IN = re.compile(r"\s(?:by|to|of|for|with|from|in|on|at|as|that|which|the|a|an|and|or|reflecting|including|"
-                      r"include|includes|following|follows|namely|are|is|were|was)\s*:$", re.I)
 #: a letter's notations after its signature ("Enclosures: ...", "cc: ...") and a blank page's notice
 _NOTATION = re.compile(r"^(?:enclosures?|encl\.?|cc|bcc|attachments?)\s*:\s*\S", re.I)
 _BLANK_PAGE = re.compile(r"^[\[(]?\s*(?:this\s+page\s+(?:has\s+been\s+|is\s+)?(?:intentionally\s+)?left\s+blank"
@@ -162,11 +158,12 @@ def cover_reason(blocks: Sequence[Block], page: int, page_count: int) -> str | N
     return None
 
 
-def leads_in(text: str) -> bool:
-    """Whether a heading's whole text (its wrapped lines joined) is a sentence that introduces what follows
-    ("Asset management fees increased driven by:", "Amounts recognized ... consist of:"): it ends on a
-    function word and a colon, where a title ends on its subject ("Year 2017 results:")."""
-    return _LEAD_IN.search(" ".join(text.split())) is not None
+def _covers(o: Block, b: Block) -> bool:
+    """``o``'s box holds most of ``b``'s: ``b`` is printed on ``o``'s lines."""
+    w = min(o.bbox[2], b.bbox[2]) - max(o.bbox[0], b.bbox[0])
+    h = min(o.bbox[3], b.bbox[3]) - max(o.bbox[1], b.bbox[1])
+    area = (b.bbox[2] - b.bbox[0]) * (b.bbox[3] - b.bbox[1])
+    return w > 0 and h > 0 and area > 0 and w * h >= 0.6 * area
 
 
 def _cells(line: str) -> list[str]:
@@ -265,9 +262,10 @@ _RUN_IN = re.compile(r"\s[—–]\s|:\s|\.\s")
 
 def _continues_in_lower(b: Block, nxt: Block) -> bool:
     """``nxt`` goes on with ``b``'s sentence: a paragraph right under it (no paragraph space, the same size,
-    not bold) opening on a lower-case word -- not a bullet letter ("o Visit ...")."""
+    not bold) opening on a lower-case word -- not a bullet letter ("o Visit ..."), but the article "a"."""
     first = nxt.text.split(maxsplit=1)[0] if nxt.text.split() else ""
-    return (not _SENTENCE.search(b.text.rstrip()) and starts_lower(nxt.text) and len(first) >= 2 and not nxt.bold
+    return (not _SENTENCE.search(b.text.rstrip()) and starts_lower(nxt.text) and (len(first) >= 2 or first == "a")
+            and not nxt.bold
             and (nxt.line_count >= 2 or len(nxt.text) >= 60) and abs(b.size - nxt.size) <= 0.05 * nxt.size
             and b.column == nxt.column and -0.5 * pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.3 * pitch(b))
 
@@ -340,6 +338,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     n = len(blocks)
     out.update((i, "numbered list item") for i in list_items(blocks) if i in candidates)
     out.update((i, "a form field") for i in form_fields(blocks) if i in candidates)
+    out.update((i, "a contents listing's entry") for i in contents_listing(blocks) if i in candidates)
     out.update((i, "one of a list of labels") for i in stacked_labels(blocks) if i in candidates and i not in out)
     table = [is_table_line(b) for b in blocks]
     for k, b in enumerate(blocks):
@@ -444,6 +443,16 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
                 k = m
                 continue
         k += 1
+    # a line printed inside another block's box (a label within a table's header or row, the other block's
+    # cells on either side of it), with no running text under it: a cell, not a title.  A paragraph's or a
+    # huge ornament's box (an extraction that merged two columns, a page number over a map) says nothing, nor
+    # does a box in Chinese text, whose lines are shorter than :func:`.tables.prose` asks.
+    for k, b in enumerate(blocks):
+        if b.index in candidates and not (k + 1 < n and _prose(blocks[k + 1]) and close_below(b, blocks[k + 1], 1.0)) \
+                and not WIDE_CHAR.search(b.text) \
+                and any(o is not b and not _prose(o) and not _BULLET.match(o.text) and o.size <= 1.5 * b.size
+                        and _covers(o, b) for o in blocks):
+            out.setdefault(b.index, "printed inside another block's box")
     # at a table's edge: column headers over its figures, row groups under its header or down a run of rows
     for i, why in edge_reasons(blocks, candidates, table, side).items():
         out.setdefault(i, why)

@@ -15,6 +15,7 @@ from ..numbering import is_bare_label, parse_numbering
 from ..text import latin_capitals, letter_count, normalize_title, starts_lower
 from .not_headings import text_reason
 from .outline import heading_from_block
+from .whole_text import QUALIFIER, REGISTRANT
 
 __all__ = ["join_wrapped", "continues_title", "union_bbox"]
 
@@ -31,7 +32,8 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
     when the title so far does not end a sentence (a comma does not) and the next block does not open
     a number of its own ("Part 1" + "I. Overview"), unless the line before ends cut ("... PURSUANT TO"
     + "SECTION 302 OF ..."); a block that did not score joins only after a line that ends cut or when
-    it starts in lower case ("... property, plant and" + "equipment").  A scored block whose line
+    it starts in lower case ("... property, plant and" + "equipment") or is a bracketed acronym ("(IIRS)");
+    a registrant's line ("... AND SUBSIDIARIES") takes in its statement's title.  A scored block whose line
     above is the cut first line of the same title takes that line in; one whose line above was ruled
     out (``rejected``: a signature, a table label) goes with it.
     """
@@ -57,18 +59,25 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
             cur, nxt = blocks[last], blocks[last + 1]
             if not _wraps_into(cur, nxt) or size + len(nxt.text) > 250:
                 break
-            if nxt.index in rejected or (nxt.index not in score_of and text_reason(_text(nxt), nxt.page)):
+            # a registrant's line ("ACTIVISION BLIZZARD, INC. AND SUBSIDIARIES") heads its statement's title,
+            # which may have been ruled out on its own as the label of the rows under it
+            registrant = REGISTRANT.search(_text(cur)) is not None
+            if (nxt.index in rejected and not registrant) or (
+                    (registrant or nxt.index not in score_of) and text_reason(_text(nxt), nxt.page)):
                 break  # "Ratio of Earnings to Fixed Charges" + "(in millions)": the unit line stays out
             cut = _looks_cut(cur.text)
             # a cut line runs on into a number in the same capitals ("... PURSUANT TO" + "SECTION 302 OF ..."),
             # not into a list ("WHAT WE WILL NOT PAY FOR" + "A. Service calls")
             if _opens_number(cur, nxt) and not (cut and latin_capitals(cur.text) == latin_capitals(nxt.text)):
                 break
-            if nxt.index not in score_of and not ((cut or starts_lower(nxt.text)) and _short(nxt)):
+            # the title's acronym or qualifier in brackets on a line of its own ("Indian Institute of Remote
+            # Sensing" + "(IIRS)") ends it, wherever the line broke; units and "(continued)" stopped above
+            goes_on = starts_lower(nxt.text) or QUALIFIER.match(_text(nxt)) is not None or registrant
+            if nxt.index not in score_of and not ((cut or goes_on) and _short(nxt)):
                 break
             # a line that left room for the next one's first word was not wrapped: two titles stacked
             # ("Item 8. Financial Statements and Supplementary Data" over "Report of Independent ...")
-            if not cut and not starts_lower(nxt.text) and _room_left(document, cur, nxt):
+            if not cut and not goes_on and _room_left(document, cur, nxt):
                 break
             last += 1
             size += len(nxt.text)
