@@ -30,21 +30,21 @@ def test_a_field_repeated_on_many_pages_and_its_value_are_no_headings():
              _strategy_page(12, 10, "Transportation Workers", False),
              _strategy_page(22, 20, "Congress", False)]
     blocks = [b for p in pages for b in p]
-    got = repeated_fields(blocks)
+    got = repeated_fields(blocks, 10.0)
     assert got == {2, 12, 13, 22, 23}, got
     # on two pages only it may be a run-in title; with a paragraph under it, never a field
-    assert repeated_fields([b for p in pages[:2] for b in p]) == set()
+    assert repeated_fields([b for p in pages[:2] for b in p], 10.0) == set()
     para = _blocks([((108, 245, 174, 259), "Overview:", 10.0, True),
                     ((108, 257, 552, 290), "The segment designs and sells engines. It grew in 2023\n"
                      "and again in 2024, as orders came in.", 10.0, False)], page=30, first=40)
-    assert repeated_fields(blocks + para) == got
+    assert repeated_fields(blocks + para, 10.0) == got
     # a report's section titles printed as a name and its subject, set larger than the text, are titles
     titles = [b for k, subject in enumerate(["governance & ethical business", "environment & energy", "employees"])
               for b in _blocks([((37, 329, 178, 370), f"Area of action:\n{subject}", 15.0, True),
                                 ((37, 443, 277, 537), "The technologies developed and produced by the group for\n"
                                  "the efficient use of energy, and what they are made of.", 10.0, False)],
                                page=40 + k, first=50 + 2 * k)]
-    assert repeated_fields(blocks + titles) == got
+    assert repeated_fields(blocks + titles, 10.0) == got
 
 
 def test_a_divider_pages_contents_listing_is_no_heading_but_numbered_sections_stay():

@@ -310,7 +310,7 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
             if key is not None:
                 numbered.append((b, s, why, key[0], key[1]))
     # lines that look like titles but are table furniture, signatures, closings or cover lines
-    rejected = _not_headings(document, [x[0] for x in scored] + [x[0] for x in numbered], side)
+    rejected = _not_headings(document, [x[0] for x in scored] + [x[0] for x in numbered], side, body.size)
     if rejected:
         scored = [x for x in scored if x[0].index not in rejected]
         numbered = [x for x in numbered if x[0].index not in rejected]
@@ -329,12 +329,13 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
                  if i not in again and not leads_in(h.text) and not ends_sentence(h.text) and not lone_qualifier(h.text))
 
 
-def _not_headings(document: Document, candidates: Sequence[Block], side: set[int]) -> dict[int, str]:
+def _not_headings(document: Document, candidates: Sequence[Block], side: set[int],
+                  text_size: float) -> dict[int, str]:
     """Block index -> why it is no heading, for the candidates :mod:`.not_headings` rules out (``side``: the
-    blocks that share a row with another, :func:`_row_neighbours`)."""
+    blocks that share a row with another, :func:`_row_neighbours`; ``text_size``: the running text's size)."""
     out: dict[int, str] = {}
     by_page: dict[int, set[int]] = defaultdict(set)
-    fields = repeated_fields(document.blocks) if candidates else set()
+    fields = repeated_fields(document.blocks, text_size) if candidates else set()
     for b in candidates:
         if b.index in fields:
             out[b.index] = "a form's field, repeated on many pages"

@@ -9,7 +9,6 @@ find such runs among one page's blocks (reading order) for :func:`.not_headings.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Sequence
 
 from ..model import Block
@@ -108,7 +107,7 @@ _FIELD_PAGES = 3
 _FIELD_SIZE = 1.2
 
 
-def repeated_fields(blocks: Sequence[Block]) -> set[int]:
+def repeated_fields(blocks: Sequence[Block], text_size: float) -> set[int]:
     """Block indices of a form's repeated fields: a name ending on a colon, alone on its first line, that
     the document prints on :data:`_FIELD_PAGES` or more pages over a short value (the rest of its block,
     or the block right under it: "Stakeholder(s):" / "Transportation Workers"), in about the running text's
@@ -116,22 +115,17 @@ def repeated_fields(blocks: Sequence[Block]) -> set[int]:
     paragraph under it, not a value; a title set large ("Area of action:" / "environment & energy") opens
     its section.
 
-    ``blocks``: the whole document's blocks, in reading order.
+    ``blocks``: the whole document's blocks, in reading order; ``text_size``: the running text's size
+    (:func:`.detect.body_style`).
     """
     def value(lines: Sequence[str]) -> bool:
         # one or two short lines, no sentence: names of things, not text about them
         return 0 < len(lines) <= 2 and all(len(x) <= 80 for x in lines) and not _STOP.search(lines[-1].rstrip())
 
-    # set in the running text's type or smaller: a title printed as "Area of action:" over its subject, in
-    # a larger size, opens a section each time (the text's type: the size holding the most characters)
-    chars: Counter[float] = Counter()
-    for b in blocks:
-        chars[round(b.size * 2) / 2] += len(b.text)
-    text_size = chars.most_common(1)[0][0] if chars else 0.0
     fields: list[tuple[str, int, int | None]] = []  # (name, block index, value block index)
     for k, b in enumerate(blocks):
         if b.size > _FIELD_SIZE * text_size:
-            continue
+            continue  # a title printed as "Area of action:" over its subject, set large, opens a section
         lines = b.text.strip().split("\n")
         name = " ".join(lines[0].split())
         if len(name) > 50 or not _NAME.match(name):
