@@ -9,14 +9,15 @@ find such runs among one page's blocks (reading order) for :func:`.not_headings.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..model import Block
 from ..numbering import parse_numbering
 from ..text import WIDE_CHAR
 from ._geometry import close_below, pitch
 
-__all__ = ["list_items", "form_fields", "repeated_fields", "contents_listing", "stacked_labels", "numbered", "SENTENCE"]
+__all__ = ["list_items", "form_fields", "repeated_fields", "contents_listing", "stacked_labels", "figure_labels",
+           "numbered", "SENTENCE"]
 
 
 def numbered(b: Block) -> bool:
@@ -53,6 +54,11 @@ def list_items(blocks: Sequence[Block]) -> set[int]:
             # the item's own next lines, set right under it and indented past its number, go on with it
             if item_x is not None and b.bbox[0] > item_x + 2 and close_below(blocks[k - 1], b, 0.5) \
                     and blocks[k - 1].bbox[2] >= b.bbox[2] - 0.15 * (b.bbox[2] - b.bbox[0]):
+                continue
+            # or, set out to the margin, the rest of the item's sentence ("(i) By cash, ... provided that" /
+            # "the Company may limit ...")
+            if item_x is not None and b.bbox[0] < item_x - 2 and close_below(blocks[k - 1], b, 0.5) \
+                    and not _STOP.search(blocks[k - 1].text.rstrip()) and b.line_count <= 3:
                 continue
             item_x = None
             # running text ends every run open above it: a paragraph, or one sentence ("See Section 6.1(G)
@@ -143,11 +149,35 @@ def repeated_fields(blocks: Sequence[Block], text_size: float) -> set[int]:
     for name, i, _ in fields:
         pages.setdefault(name.casefold(), set()).add(page_of[i])
     out: set[int] = set()
+    at = {b.index: k for k, b in enumerate(blocks)}
     for name, i, j in fields:
         if len(pages[name.casefold()]) >= _FIELD_PAGES:
             out.add(i)
             if j is not None:
                 out.add(j)
+            out.update(_more_values(blocks, at[j if j is not None else i], value))
+    return out
+
+
+def _more_values(blocks: Sequence[Block], k: int, value: Callable[[Sequence[str]], bool]) -> list[int]:
+    """Indices of the blocks that go on with the value in ``blocks[k]``: a list of names set as a grid
+    ("Women", "Individuals with Disabilities" beside it, "People of Color" under them; agencies with
+    their roles under each), each on the same row as one before it or right under them with no space
+    between.  A title after the list stands apart by a gap."""
+    run = [blocks[k]]
+    out: list[int] = []
+    for c in blocks[k + 1:]:
+        lines = c.text.strip().split("\n")
+        # (a long name wraps: "MARITIME ADMINISTRATION (MARAD)" / "NATIONAL HIGHWAY TRAFFIC SAFETY" / ...)
+        if c.page != run[0].page or len(lines) > 3 or not value(lines[:2]) or not value(lines[-1:]):
+            break
+        line = pitch(c)
+        below = -0.5 * line <= c.bbox[1] - max(r.bbox[3] for r in run) <= 0.3 * line
+        beside = any(r.bbox[1] - 0.5 * line <= c.bbox[1] <= r.bbox[3] and c.bbox[0] > r.bbox[2] for r in run)
+        if not (below or beside):
+            break
+        run.append(c)
+        out.append(c.index)
     return out
 
 
@@ -204,3 +234,44 @@ def stacked_labels(blocks: Sequence[Block]) -> set[int]:
             out.update(x.index for x in run)
         run = [b] if b is not None and label(b) else []
     return out
+
+
+
+#: a page of labels: this many blocks or more, none of them running text
+_FIGURE_BLOCKS = 12
+#: a look set at this many places across the page labels a figure
+_FIGURE_LOOK = 5
+_ENDS_NUMBER = re.compile(r"\d\W{0,2}$")
+
+
+def _places(xs: Sequence[float], apart: float = 10.0) -> int:
+    """How many left edges, more than ``apart`` from each other, ``xs`` stand at."""
+    edges: list[float] = []
+    for x in sorted(xs):
+        if not edges or x - edges[-1] > apart:
+            edges.append(x)
+    return len(edges)
+
+
+def figure_labels(blocks: Sequence[Block]) -> set[int]:
+    """Block indices of the labels on a page that holds nothing else: a map's places, a diagram's boxes.
+
+    The page has :data:`_FIGURE_BLOCKS` blocks or more, none with a sentence or a line of eight words or
+    more and few ending on a number (a contents page's entries do); Chinese text, without spaces between
+    words, is left alone.  A look (size, weight, slant) given to :data:`_FIGURE_LOOK` blocks or more whose
+    left edges stand at four places or more is a figure's labels (a list or a column of titles stands at
+    one or two); the page's title, in a look of its own, stays."""
+    upright = [b for b in blocks if not b.rotated and b.text.strip()]
+    if len(upright) < _FIGURE_BLOCKS or any(WIDE_CHAR.search(b.text) for b in upright):
+        return set()
+    for b in upright:
+        if any(len(ln.split()) >= 8 for ln in b.text.split("\n")) \
+                or (_STOP.search(b.text.rstrip()) and len(b.text.split()) >= 4):
+            return set()
+    if 5 * sum(1 for b in upright if _ENDS_NUMBER.search(b.text.rstrip())) > len(upright):
+        return set()
+    looks: dict[tuple, list[Block]] = {}
+    for b in upright:
+        looks.setdefault((round(b.size * 2), b.bold, b.italic), []).append(b)
+    return {b.index for look in looks.values()
+            if len(look) >= _FIGURE_LOOK and _places([b.bbox[0] for b in look]) >= 4 for b in look}

@@ -40,7 +40,7 @@ from ..model import Block, Heading
 from ..text import WIDE_CHAR, latin_capitals, normalize_title, starts_lower
 from ._geometry import close_below, pitch
 from .lists import SENTENCE as _SENTENCE
-from .lists import contents_listing, form_fields, list_items, numbered as _numbered, stacked_labels
+from .lists import contents_listing, figure_labels, form_fields, list_items, numbered as _numbered, stacked_labels
 from .signatures import SIGNED, signature_reasons
 from .tables import edge_reasons, prose as _prose
 
@@ -75,7 +75,7 @@ _BULLET = re.compile(r"^\s*[•·▪◦‣●■–-]\s")
 #: a bracketed part of a line (a unit, when :data:`_COLUMN_HEAD` says so)
 _UNIT = re.compile(r"\([^()]{4,80}\)")
 _YEARS_FIRST = re.compile(r"^(?:19|20)\d\d\s+(?:19|20)\d\d\b")
-_FIGURE = re.compile(r"^[(\-–—$€£¥]*\d[\d,.]*[)%]?$|^[$€£¥]$|^[—–-]+$|^(?:n/?a|nm|n\.m\.)$", re.I)
+_FIGURE = re.compile(r"^[(\-–—$€£¥]*\d[\d,.]*(?:\)%?|%\)?)?$|^[$€£¥]$|^[—–-]+$|^(?:n/?a|nm|n\.m\.)$", re.I)
 _YEAR = re.compile(r"^(?:19|20)\d\d[,;.]?$")
 #: a period on a chart's axis: "Dec-17", "Mar-2022", "Q1'22", "1Q22", "FY21", "FY2021", "H1"
 _PERIOD = re.compile(r"^(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[-'’/]?(?:\d\d|\d{4})"
@@ -166,12 +166,20 @@ def _covers(o: Block, b: Block) -> bool:
     return w > 0 and h > 0 and area > 0 and w * h >= 0.6 * area
 
 
+#: a change in points after its figure, set apart or not ("1 pt", "(2)pts", "25 bps"): a cell like a per-cent
+_POINTS = re.compile(r"^([(\-–—]*\d[\d,.]*\)?)?(?:pts?|ppts?|pp|bps?)\.?$", re.I)
+
+
 def _cells(line: str) -> list[str]:
-    """A row's tokens, a per-cent sign set apart joined to its figure ("1.10 %" is one cell)."""
+    """A row's tokens, a per-cent sign or a points unit set apart joined to its figure ("1.10 %", "2 pts" are
+    one cell each)."""
     toks: list[str] = []
     for t in line.split():
-        if t == "%" and toks:
-            toks[-1] += t
+        points = _POINTS.match(t)
+        if points and points.group(1):
+            toks.append(points.group(1) + "%")
+        elif toks and (t == "%" or (points and _FIGURE.match(toks[-1]) and toks[-1][-1:] not in "%$€£¥-–—")):
+            toks[-1] += "%"
         else:
             toks.append(t)
     return toks
@@ -340,6 +348,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     out.update((i, "a form field") for i in form_fields(blocks) if i in candidates)
     out.update((i, "a contents listing's entry") for i in contents_listing(blocks) if i in candidates)
     out.update((i, "one of a list of labels") for i in stacked_labels(blocks) if i in candidates and i not in out)
+    out.update((i, "a label of a map or a diagram") for i in figure_labels(blocks) if i in candidates and i not in out)
     table = [is_table_line(b) for b in blocks]
     for k, b in enumerate(blocks):
         if b.index not in candidates or _numbered(b):

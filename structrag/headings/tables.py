@@ -57,10 +57,13 @@ def _rows_below(blocks: Sequence[Block], table: Sequence[bool], k: int, reach: f
     """Index of the first table block after ``k`` when only short blocks lie between and it starts within
     ``reach`` below ``blocks[k]``'s end; else None."""
     b = blocks[k]
+    last = b.bbox[3]
     for j in range(k + 1, min(len(blocks), k + 1 + _BAND)):
         c = blocks[j]
-        if c.bbox[1] - b.bbox[3] > reach:
+        # a band of header lines set tight one under another may run longer than ``reach``
+        if c.bbox[1] - b.bbox[3] > reach and c.bbox[1] - last > 0.5 * pitch(b):
             return None
+        last = max(last, c.bbox[3])
         if table[j]:
             return j
         if not _short(c):
@@ -81,8 +84,46 @@ def _over_figures(b: Block, rows: Block, text: tuple[float, float]) -> bool:
     width = rows.bbox[2] - rows.bbox[0]
     if width <= 0 or b.bbox[0] < rows.bbox[0] + 0.25 * width:
         return False
-    middle = (b.bbox[0] + b.bbox[2]) / 2
-    return all(abs(middle - (lo + hi) / 2) > 0.08 * (hi - lo) for lo, hi in ((rows.bbox[0], rows.bbox[2]), text))
+    return not any(_centred(b, span) for span in ((rows.bbox[0], rows.bbox[2]), text))
+
+
+def _centred(b: Block, span: tuple[float, float]) -> bool:
+    """``b``'s middle lies near the middle of ``span`` (left and right edges)."""
+    lo, hi = span
+    return abs((b.bbox[0] + b.bbox[2]) / 2 - (lo + hi) / 2) <= 0.08 * (hi - lo)
+
+
+def _spans_cells(blocks: Sequence[Block], table: Sequence[bool], k: int, j: int) -> bool:
+    """``blocks[k]`` is the top line of a stacked column header over the rows ``blocks[j]``: it follows
+    running text, lies well right of the rows' left edge, and a header line in its own type is set tight
+    under it, under its span and also inside the figure columns ("Fiscal 2020 vs. 2019" over "Percentage
+    Change").  A title at the top of a page stands over its page, however it is stacked."""
+    b, rows = blocks[k], blocks[j]
+    width = rows.bbox[2] - rows.bbox[0]
+    inside = rows.bbox[0] + 0.25 * width
+    if k == 0 or width <= 0 or b.bbox[0] < inside or table[k - 1] or _short(blocks[k - 1]):
+        return False
+    return any(_short(c) and c.bold == b.bold and abs(c.size - b.size) <= 0.05 * b.size and c.bbox[0] >= inside
+               and -0.2 * pitch(b) <= c.bbox[1] - b.bbox[3] <= 0.3 * pitch(b)
+               and min(b.bbox[2], c.bbox[2]) - max(b.bbox[0], c.bbox[0]) > 0.5 * (b.bbox[2] - b.bbox[0])
+               for c in blocks[k + 1:j])
+
+
+#: a sentence that announces the table after it ("The following table presents ...", "... as follows:")
+#: ("The following tables ..." announces several, whose titles may head sub-sections of their own)
+_ANNOUNCES = re.compile(r"(?:\b(?:following|below)\s+(?:table|schedule|chart)\b|\btable\s+below\b"
+                        r"|\b(?:as\s+follows|were|was|are|is|the\s+following|include[sd]?|consist(?:s|ed)?\s+of)\s*:$)",
+                        re.I)
+
+
+def _announced(blocks: Sequence[Block], table: Sequence[bool], k: int) -> bool:
+    """``blocks[k]`` comes right after running text whose last sentence announces a table: the title between
+    that sentence and the table's rows names the table (a caption), the section is the sentence's.  (The
+    caller keeps a title centred on the page: a statement's or a schedule's.)"""
+    if k == 0 or table[k - 1] or _short(blocks[k - 1]):
+        return False
+    last = re.split(r"(?<=[.!?])\s+", " ".join(blocks[k - 1].text.split()))[-1]
+    return _ANNOUNCES.search(last) is not None and blocks[k].bbox[1] - blocks[k - 1].bbox[3] <= 2.0 * pitch(blocks[k])
 
 
 def _prominence(b: Block) -> tuple[float, int, int]:
@@ -194,8 +235,12 @@ def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[
         if j is None:
             continue
         rows = blocks[j]
-        if _years_last(b) or (b.size <= 1.2 * rows.size and _over_figures(b, rows, text)):
+        if _years_last(b) or (b.size <= 1.2 * rows.size
+                               and (_over_figures(b, rows, text) or _spans_cells(blocks, table, k, j))):
             out[b.index] = "a column header over a table's figures"
+            continue
+        if _announced(blocks, table, k) and not _centred(b, text):
+            out[b.index] = "a caption: the sentence above announces the table under it"
             continue
         up = blocks[k - 1] if k else None
         if up is not None and (up.index in side or table[k - 1]) and _short(up) \

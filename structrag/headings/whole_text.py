@@ -36,8 +36,10 @@ def ends_sentence(text: str) -> bool:
 
 def lone_qualifier(text: str) -> bool:
     """Whether a heading's whole text is a qualifier in brackets standing alone ("(Unaudited)", "(PEP)"): a
-    line of the title above it (:mod:`.wrapped` joins it there when it can), never a title itself."""
-    return QUALIFIER.match(" ".join(text.split())) is not None
+    line of the title above it (:mod:`.wrapped` joins it there when it can), never a title itself; or a tag
+    or placeholder in square brackets ("[ESRS S1 – 2]" under a section's title, "[To be determined]")."""
+    t = " ".join(text.split())
+    return QUALIFIER.match(t) is not None or _TAG.match(t) is not None
 
 
 #: a registrant with its subsidiaries, the first line of a financial statement's or schedule's header: the
@@ -45,5 +47,6 @@ def lone_qualifier(text: str) -> bool:
 REGISTRANT = re.compile(r"^\S.{0,80}\band\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries$", re.I)
 #: a bracketed qualifier alone: "(Unaudited)", "(IIRS)"
 QUALIFIER = re.compile(r"^\([^()\d]{2,30}\)$")
+_TAG = re.compile(r"^\[[^\[\]]{2,60}\]$")
 #: a sentence's full stop (not an abbreviation's: "etc." and "Inc." end titles too)
 _STOP_END = re.compile(r"[a-z]{3,}[.!?]['\"”’)]?$")
