@@ -123,7 +123,7 @@ def test_printed_entries_page_window():
 def test_labelled_set_shape():
     rows = []
     files = sorted(P.LABELS.parent.glob("heading_precision_labels*.jsonl"))
-    assert sorted(f.name for f in files[1:]) == sorted(f"heading_precision_labels_round{k}.jsonl" for k in range(2, 11))
+    assert sorted(f.name for f in files[1:]) == sorted(f"heading_precision_labels_round{k}.jsonl" for k in range(2, 12))
     for f in files:
         got = P.load_labels(f)
         assert len(got) >= 300, f
