@@ -2,7 +2,8 @@
 
 A heading has its section under it; the entries of a list follow one another with nothing of their own
 between them.  :func:`list_items`, :func:`form_fields`, :func:`stacked_labels` and :func:`contents_listing`
-find such runs among one page's blocks (reading order) for :func:`.not_headings.page_reasons`;
+find such runs among one page's blocks (reading order) for :func:`.not_headings.page_reasons`, and
+:func:`figure_labels` a map's or a diagram's labels spread over a page with no text;
 :func:`repeated_fields` finds a form's fields over the whole document (:mod:`.detect`).
 """
 
@@ -234,7 +235,6 @@ def stacked_labels(blocks: Sequence[Block]) -> set[int]:
             out.update(x.index for x in run)
         run = [b] if b is not None and label(b) else []
     return out
-
 
 
 #: a page of labels: this many blocks or more, none of them running text

@@ -7,17 +7,21 @@ one side only (:func:`edge_reasons`):
 * **a column header over a column of figures**: a short line in the header band (the short lines right
   above the first rows), set off the rows' left edge and centred neither over them nor on the page
   ("Noncontrolling" over its column, "Total Expected Charges" over the figures' column); a header whose
-  last line is a row of years ("Fiscal Year" / "2020 2019 2018");
+  last line is a row of years ("Fiscal Year" / "2020 2019 2018"); the top line of a stacked header over a
+  narrow table, near the page's middle ("Fiscal 2020 vs. 2019" over "Percentage Change");
+* **a caption after the sentence that announces its table** ("The following table presents ...", then
+  "Nonaccrual loan activity" over the rows);
 * **a row group under the header**: a label right under a table's header cells or header row, its rows
   right below ("North America" under "2017 2018 2019");
 * **row groups down a run of rows**: labels right over their rows in the rows' own type, one after
   another with no running text between, down to the page's end or to a title that opens a higher section
   ("COMMON STOCK", "CAPITAL SURPLUS" down a statement of equity).
 
-A title over a table with its own header band stays, even when nothing follows the table: the annotators
-of ``eval/data/heading_precision_labels.md`` call such a title a caption, but authors' outlines list them
-("Issuances" over "Principal Amount ..." in a 10-K's bookmarks), and removing them cost the business trees
-(``eval/RESULTS.md`` section 45).  So do numbered titles and statement titles, which open a statement page.
+Any other title over a table with its own header band stays, even when nothing follows the table: the
+annotators of ``eval/data/heading_precision_labels.md`` call such a title a caption, but authors' outlines
+list them ("Issuances" over "Principal Amount ..." in a 10-K's bookmarks), and removing them cost the business
+trees (``eval/RESULTS.md`` sections 45 and 47).  So do numbered titles and statement titles, which open a
+statement page.
 """
 
 from __future__ import annotations
