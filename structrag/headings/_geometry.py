@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..model import Block
 from ..text import latin_capitals
 
-__all__ = ["pitch", "close_below", "prominence"]
+__all__ = ["pitch", "close_below", "tight", "touching", "at_row_spacing", "prominence"]
 
 
 def pitch(b: Block) -> float:
@@ -18,6 +18,30 @@ def close_below(a: Block, b: Block, factor: float) -> bool:
     """``b`` starts within ``factor`` line heights below ``a``'s end (or on ``a``'s row)."""
     lh = pitch(a)
     return -lh <= b.bbox[1] - a.bbox[3] <= factor * lh
+
+
+def tight(a: Block, b: Block) -> bool:
+    """``b`` follows ``a`` at a table's row spacing: the gap under ``a`` under ``b``'s line height."""
+    return b.bbox[1] - a.bbox[3] <= 1.0 * pitch(b)
+
+
+def touching(a: Block, b: Block) -> bool:
+    """``b`` starts right under ``a``, within a third of a line of ``b``'s type: rows' spacing, no paragraph space."""
+    lh = pitch(b)
+    return -0.2 * lh <= b.bbox[1] - a.bbox[3] <= 0.3 * lh and b.bbox[0] < a.bbox[2]
+
+
+def at_row_spacing(a: Block, b: Block, rows: Block | None = None) -> bool:
+    """``b`` starts right under ``a`` (one line), the gap no wider than the one between the lines of ``rows``
+    (``b`` by default) when all are set in one type (a statement's rows spaced out: 9 pt lines every 12.75 pt)."""
+    rows = rows or b
+    if touching(a, b):
+        return True
+    if a.line_count != 1 or rows.line_count < 2 or abs(a.size - rows.size) > 0.05 * rows.size or b.bbox[0] >= a.bbox[2]:
+        return False
+    lh = a.bbox[3] - a.bbox[1]
+    inner = (rows.bbox[3] - rows.bbox[1] - rows.line_count * lh) / (rows.line_count - 1)
+    return 0 <= b.bbox[1] - a.bbox[3] <= inner + 0.1 * lh
 
 
 def prominence(size: float | None, bold: bool | None, text: str) -> tuple[float, int, int]:

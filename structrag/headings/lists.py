@@ -3,7 +3,8 @@
 A heading has its section under it; the entries of a list follow one another with nothing of their own
 between them.  :func:`list_items`, :func:`form_fields`, :func:`stacked_labels` and :func:`contents_listing`
 find such runs among one page's blocks (reading order) for :func:`.not_headings.page_reasons`, and
-:func:`figure_labels` a map's or a diagram's labels spread over a page with no text;
+:func:`figure_labels` a map's or a diagram's labels spread over a page with no text, :func:`exhibit_index` the rows
+of a filing's index of exhibits;
 :func:`repeated_fields` finds a form's fields over the whole document (:mod:`.detect`).
 """
 
@@ -18,7 +19,7 @@ from ..text import WIDE_CHAR
 from ._geometry import close_below, pitch
 
 __all__ = ["list_items", "form_fields", "repeated_fields", "contents_listing", "stacked_labels", "figure_labels",
-           "numbered", "SENTENCE"]
+           "exhibit_index", "numbered", "SENTENCE"]
 
 
 def numbered(b: Block) -> bool:
@@ -185,6 +186,29 @@ def _more_values(blocks: Sequence[Block], k: int, value: Callable[[Sequence[str]
 #: a page number before a title ("122 INCOME STATEMENT", "126 1. Basics")
 _LEADING_PAGE = re.compile(r"^(\d{1,4})\s+(?:\d{1,2}\.\s+)?[^\W\d_]")
 _LISTING = 4
+
+
+#: an exhibit index's header ("Exhibit No. Description of Exhibit", "Exhibit Number")
+_EXHIBIT_HEADER = re.compile(r"^exhibits?\s+(?:no\.?|number|#)(?:\s|$)", re.I)
+#: an exhibit's number opening its row: "31.1", "32", "101.INS", "10.2*", "4(a)"
+_EXHIBIT_NO = re.compile(r"^\d{1,3}(?:\.\d{1,3})*(?:\.[A-Z]{2,4}|\([a-z]\))?[*†#]*\s+\S")
+
+
+def exhibit_index(blocks: Sequence[Block]) -> set[int]:
+    """Block indices of an exhibit index's rows: under its header row ("Exhibit No."), the lines that open
+    on an exhibit's number at the header's left edge ("31.1 Certification.(a)"), whose decimal numbers read
+    as numbered sub-sections."""
+    out: set[int] = set()
+    left: float | None = None
+    for b in blocks:
+        text = " ".join(b.text.split())
+        if left is None:
+            if b.line_count == 1 and _EXHIBIT_HEADER.match(text):
+                left = b.bbox[0]
+            continue
+        if _EXHIBIT_NO.match(text) and abs(b.bbox[0] - left) <= 2 * pitch(b):
+            out.add(b.index)
+    return out
 
 
 def contents_listing(blocks: Sequence[Block]) -> set[int]:

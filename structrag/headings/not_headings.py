@@ -6,7 +6,8 @@ false heading cuts a section, so chunks end at table rows and section paths carr
 Three kinds of evidence, all cheap (no table finder, no second pass over the PDF):
 
 * **the page** (:func:`cover_reason`): an SEC cover page, a front or back cover with hardly any words;
-* **the text alone** (:func:`text_reason`): letter closings and notations ("Enclosures: ..."), "/s/"
+* **the text alone** (:func:`text_reason`): letter closings, acceptance lines ("ACCEPTED AND AGREED:") and
+  notations ("Enclosures: ..."), "/s/"
   signatures, "(continued)" repeats of a title on the next page, SEC cover-page lines, blank-page notices,
   column headers ("Three Months Ended", "(In millions)", "(in thousands) 2022 2021"), rows of figures
   ("Total $ — $ —", "13 N/A 97 N/A"), captions by their words ("Table 2: ...", "... (SRM) Table:"); on a
@@ -17,14 +18,15 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
   are spread across the page (its width several times its text's) is a table's header row or
   chart labels merged into one line; a line right on top of a grid of short cells is its caption;
   numbered items, "Name: value" lines and short labels stacked with nothing between them are a list
-  (:mod:`.lists`); a bold line whose paragraph goes on under it in lower case is the first words of a
-  sentence; a line right under a bullet item, indented to its text, is the item's next line; a candidate
+  (:mod:`.lists`), and so are an exhibit index's rows; a bold line whose paragraph goes on under it in
+  lower case is the first words of a sentence (a bold term with its definition's first words); a line right under a bullet item, indented to its text, is the item's next line; a candidate
   that is itself rows of figures is a table's; a line in capitals in the text's own type right under a
   paragraph is a tag line; an acronym alone on a line, bracketed or with its phrase going on below, is a
   cell's word; a line printed inside another block's box is a cell; at a table's edge, column headers and
   row groups (:mod:`.tables`); a divider page's contents listing (:func:`.lists.contents_listing`).
 
-A real title over a table keeps its place: the table rule asks for table rows on *both* sides.
+A real title over a table keeps its place: the table rule asks for table rows on *both* sides, or a label
+right on top of the rows, at their own row spacing (a sub-label ending on a colon may come between).
 
 Among the detected headings (:func:`running_repeats`): a section's title printed again at the same place
 at the top of the next page, without "(continued)" -- a running title over the section's pages, a table's
@@ -38,9 +40,10 @@ from typing import Sequence
 
 from ..model import Block, Heading
 from ..text import WIDE_CHAR, latin_capitals, normalize_title, starts_lower
-from ._geometry import close_below, pitch
+from ._geometry import at_row_spacing, close_below, pitch, tight, touching
 from .lists import SENTENCE as _SENTENCE
-from .lists import contents_listing, figure_labels, form_fields, list_items, numbered as _numbered, stacked_labels
+from .lists import contents_listing, exhibit_index, figure_labels, form_fields, list_items, numbered as _numbered
+from .lists import stacked_labels
 from .signatures import SIGNED, signature_reasons
 from .tables import edge_reasons, prose as _prose
 
@@ -48,7 +51,8 @@ __all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "runn
 
 _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
-    r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards)\s*[,.!]?$", re.I)
+    r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards"
+    r"|(?:accepted|acknowledged|agreed),? and (?:agreed|accepted|acknowledged)(?: to)?)\s*[,.!:]?$", re.I)
 #: a letter's notations after its signature ("Enclosures: ...", "cc: ...") and a blank page's notice
 _NOTATION = re.compile(r"^(?:enclosures?|encl\.?|cc|bcc|attachments?)\s*:\s*\S", re.I)
 _BLANK_PAGE = re.compile(r"^[\[(]?\s*(?:this\s+page\s+(?:has\s+been\s+|is\s+)?(?:intentionally\s+)?left\s+blank"
@@ -242,18 +246,6 @@ def _rows(b: Block) -> bool:
     return b.line_count >= 2 or _row_of_figures(b.text)
 
 
-def _tight(a: Block, b: Block) -> bool:
-    """``b`` follows ``a`` at a table's row spacing: the gap under ``a`` under ``b``'s line height."""
-    lh = pitch(b)
-    return b.bbox[1] - a.bbox[3] <= 1.0 * lh
-
-
-def _touching(a: Block, b: Block) -> bool:
-    """``b`` starts right under ``a``, within a third of a line of ``b``'s type: rows' spacing, no paragraph space."""
-    lh = pitch(b)
-    return -0.2 * lh <= b.bbox[1] - a.bbox[3] <= 0.3 * lh and b.bbox[0] < a.bbox[2]
-
-
 def _in_rows(b: Block, t: Block) -> bool:
     """``b`` (one line) lies on the rows of table block ``t``: most of its height inside ``t``'s, a label
     cell whose figures are in ``t`` (a bold "Total net lease cost" set apart from its own row)."""
@@ -270,11 +262,13 @@ _RUN_IN = re.compile(r"\s[—–]\s|:\s|\.\s")
 
 def _continues_in_lower(b: Block, nxt: Block) -> bool:
     """``nxt`` goes on with ``b``'s sentence: a paragraph right under it (no paragraph space, the same size,
-    not bold) opening on a lower-case word -- not a bullet letter ("o Visit ..."), but the article "a"."""
+    not bold; one short line after a bold term and its definition's first words, "... volume: Dollar amount
+    of") opening on a lower-case word -- not a bullet letter ("o Visit ..."), but the article "a"."""
     first = nxt.text.split(maxsplit=1)[0] if nxt.text.split() else ""
     return (not _SENTENCE.search(b.text.rstrip()) and starts_lower(nxt.text) and (len(first) >= 2 or first == "a")
             and not nxt.bold
-            and (nxt.line_count >= 2 or len(nxt.text) >= 60) and abs(b.size - nxt.size) <= 0.05 * nxt.size
+            and (nxt.line_count >= 2 or len(nxt.text) >= 60 or (b.bold and ": " in b.text.rstrip()))
+            and abs(b.size - nxt.size) <= 0.05 * nxt.size
             and b.column == nxt.column and -0.5 * pitch(b) <= nxt.bbox[1] - b.bbox[3] <= 0.3 * pitch(b))
 
 
@@ -349,6 +343,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     out.update((i, "a contents listing's entry") for i in contents_listing(blocks) if i in candidates)
     out.update((i, "one of a list of labels") for i in stacked_labels(blocks) if i in candidates and i not in out)
     out.update((i, "a label of a map or a diagram") for i in figure_labels(blocks) if i in candidates and i not in out)
+    out.update((i, "a row of an exhibit index") for i in exhibit_index(blocks) if i in candidates and i not in out)
     table = [is_table_line(b) for b in blocks]
     for k, b in enumerate(blocks):
         if b.index not in candidates or _numbered(b):
@@ -368,10 +363,14 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     # a label set on top of table rows, with no space between and in the rows' own type: it names the rows
     # under it (a row group, "Change in benefit obligation"), it does not open a section; a title set
     # larger than its table ("Income statement SMA Group" over the statement) is the statement's heading
+    # (a sub-label ending on a colon may come between: "Costs and expenses" / "Cost of revenues:" / rows)
     for k in range(n - 1):
-        b, nxt = blocks[k], blocks[k + 1]
-        if b.index in candidates and not table[k] and table[k + 1] and not _numbered(b) and _touching(b, nxt) \
-                and b.size <= 1.1 * nxt.size:
+        b, m = blocks[k], k + 1
+        while m + 1 < n and not table[m] and blocks[m].line_count == 1 and blocks[m].text.rstrip().endswith(":") \
+                and table[m + 1] and at_row_spacing(blocks[m - 1], blocks[m], blocks[m + 1]):
+            m += 1
+        if b.index in candidates and not table[k] and table[m] and not _numbered(b) and b.size <= 1.1 * blocks[m].size \
+                and at_row_spacing(blocks[m - 1], blocks[m]):
             out.setdefault(b.index, "labels the table rows right under it")
     # a title right on top of a grid (cells side by side, or a header line over them), in nearly the grid's
     # type and with no paragraph space: the grid's caption ("KPI 1.2.2 Fatalities & Injuries" over its data
@@ -407,7 +406,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
     for k, b in enumerate(blocks):
         word = b.text.strip()
         if b.index in candidates and not b.bold and _ACRONYM.match(word) and (
-                word.startswith("(") or (k + 1 < n and starts_lower(blocks[k + 1].text) and _touching(b, blocks[k + 1])
+                word.startswith("(") or (k + 1 < n and starts_lower(blocks[k + 1].text) and touching(b, blocks[k + 1])
                                          and blocks[k + 1].bbox[0] <= b.bbox[0] + pitch(b))):
             out.setdefault(b.index, "an acronym alone on a line")
     # a line set right under a bullet item, indented to the item's text, the item's sentence not ended:
@@ -416,7 +415,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
         b, up = blocks[k], blocks[k - 1]
         last = up.text.rstrip().rsplit("\n", 1)[-1]
         if b.index in candidates and _BULLET.match(up.text) and not _SENTENCE.search(last) \
-                and up.bbox[0] + 3 < b.bbox[0] < up.bbox[2] and _touching(up, b):
+                and up.bbox[0] + 3 < b.bbox[0] < up.bbox[2] and touching(up, b):
             out.setdefault(b.index, "goes on with the bullet item above")
     # a label on a row of a table block: a cell of the table
     for k, b in enumerate(blocks):
@@ -442,7 +441,7 @@ def page_reasons(blocks: Sequence[Block], candidates: set[int],
             run: list[int] = []
             # the first label sits at the rows' spacing: a title with space above it opens a new table
             while m < n and not table[m] and len(run) < 3 and blocks[m].line_count <= 2 and len(blocks[m].text) <= 90 \
-                    and close_below(blocks[m - 1], blocks[m], 1.2) and (run or _tight(blocks[m - 1], blocks[m])):
+                    and close_below(blocks[m - 1], blocks[m], 1.2) and (run or tight(blocks[m - 1], blocks[m])):
                 run.append(m)
                 m += 1
             if run and m < n and table[m] and close_below(blocks[m - 1], blocks[m], 1.2):

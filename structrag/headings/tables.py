@@ -17,6 +17,10 @@ one side only (:func:`edge_reasons`):
   another with no running text between, down to the page's end or to a title that opens a higher section
   ("COMMON STOCK", "CAPITAL SURPLUS" down a statement of equity).
 
+A title that recurs word for word over tables on three or more pages, each time right over rows in smaller
+type, is the tables' caption (:func:`recurring_captions`: "Selected income statement data" over each
+segment's table, a code table's "Major Metropolitan Area" column header); a section's title is not repeated.
+
 Any other title over a table with its own header band stays, even when nothing follows the table: the
 annotators of ``eval/data/heading_precision_labels.md`` call such a title a caption, but authors' outlines
 list them ("Issuances" over "Principal Amount ..." in a 10-K's bookmarks), and removing them cost the business
@@ -27,13 +31,16 @@ statement page.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
-from ..model import Block
+from collections import defaultdict
+
+from ..model import Block, Document, Heading
+from ..text import normalize_title
 from ._geometry import pitch, prominence
 from .lists import SENTENCE, numbered
 
-__all__ = ["prose", "edge_reasons"]
+__all__ = ["prose", "edge_reasons", "recurring_captions"]
 
 
 def prose(b: Block) -> bool:
@@ -120,14 +127,20 @@ _ANNOUNCES = re.compile(r"(?:\b(?:following|below)\s+(?:table|schedule|chart)\b|
                         re.I)
 
 
+#: a sentence that only points elsewhere
+_REFERS = re.compile(r"^(?:refer\s+to|see|for\s+(?:additional|further|more)\s+(?:information|detail))\b", re.I)
+
+
 def _announced(blocks: Sequence[Block], table: Sequence[bool], k: int) -> bool:
-    """``blocks[k]`` comes right after running text whose last sentence announces a table: the title between
+    """``blocks[k]`` comes right after running text whose last sentence (a reference aside) announces a table: the title between
     that sentence and the table's rows names the table (a caption), the section is the sentence's.  (The
     caller keeps a title centred on the page: a statement's or a schedule's.)"""
     if k == 0 or table[k - 1] or _short(blocks[k - 1]):
         return False
-    last = re.split(r"(?<=[.!?])\s+", " ".join(blocks[k - 1].text.split()))[-1]
-    return _ANNOUNCES.search(last) is not None and blocks[k].bbox[1] - blocks[k - 1].bbox[3] <= 2.0 * pitch(blocks[k])
+    said = re.split(r"(?<=[.!?])\s+", " ".join(blocks[k - 1].text.split()))
+    while len(said) > 1 and _REFERS.match(said[-1]):
+        said.pop()  # "Refer to Note 11 for additional information." after the sentence that announces
+    return _ANNOUNCES.search(said[-1]) is not None and blocks[k].bbox[1] - blocks[k - 1].bbox[3] <= 2.0 * pitch(blocks[k])
 
 
 def _prominence(b: Block) -> tuple[float, int, int]:
@@ -222,6 +235,37 @@ def _reach(b: Block) -> float:
     return 3.5 * pitch(b) if b.line_count == 1 else 1.5 * pitch(b)
 
 
+#: a financial statement's title ("Condensed Consolidating Statement of Operations"), not a caption naming
+#: some of its lines ("Selected income statement data")
+_STATEMENT_TITLE = re.compile(r"\bstatements?\s+of\b|\bbalance\s+sheets?(?:\s*\([^)]*\))?\s*$", re.I)
+
+
+def recurring_captions(document: Document, headings: Sequence[Heading],
+                       table_line: Callable[[Block], bool]) -> set[int]:
+    """Positions in ``headings`` (layout headings in reading order) of a table caption that recurs: one text,
+    on three or more pages, every time one un-numbered block right over table rows (``table_line``) set
+    smaller than it.  One occurrence that opens text instead keeps them all."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, h in enumerate(headings):
+        if h.source == "layout" and h.block_end - h.block == 1:
+            groups[normalize_title(h.text)].append(i)
+    out: set[int] = set()
+    for found in groups.values():
+        if len({headings[i].page for i in found}) >= 2 and all(_over_rows(document, headings[i], table_line) for i in found):
+            out.update(found)
+    return out
+
+
+def _over_rows(document: Document, h: Heading, table_line: Callable[[Block], bool]) -> bool:
+    b = document.blocks[h.block]
+    if numbered(b) or _STATEMENT_TITLE.search(h.text):
+        return False  # a statement's title heads each of its pages
+    page = document.page_blocks(h.page)
+    k = next(n for n, c in enumerate(page) if c.index == b.index)
+    j = _rows_below(page, [table_line(c) for c in page], k, _reach(b))
+    return j is not None and page[j].size < 0.95 * b.size
+
+
 def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[bool],
                  side: set[int] | frozenset[int]) -> dict[int, str]:
     """Why candidates at a table's edge (over its first rows) open no section; ``table[k]``: whether
@@ -239,8 +283,9 @@ def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[
         if j is None:
             continue
         rows = blocks[j]
-        if _years_last(b) or (b.size <= 1.2 * rows.size
-                               and (_over_figures(b, rows, text) or _spans_cells(blocks, table, k, j))):
+        # (a cell sharing its row with other cells is a header cell wherever it stands over the rows)
+        if _years_last(b) or (b.size <= 1.2 * rows.size and (b.index in side or _over_figures(b, rows, text)
+                                                              or _spans_cells(blocks, table, k, j))):
             out[b.index] = "a column header over a table's figures"
             continue
         if _announced(blocks, table, k) and not _centred(b, text):

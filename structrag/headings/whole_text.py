@@ -16,13 +16,17 @@ __all__ = ["leads_in", "ends_sentence", "lone_qualifier", "QUALIFIER", "REGISTRA
 #: a sentence that introduces what follows it ("Asset management fees increased driven by:", "... consist of:"):
 #: a title never ends on a function word
 _LEAD_IN = re.compile(r"\s(?:by|to|of|for|with|from|in|on|at|as|that|which|the|a|an|and|or|reflecting|including|"
-                      r"include|includes|following|follows|namely|are|is|were|was)\s*:$", re.I)
+                      r"include|includes|following|follows|namely|are|is|were|was)\s*:$"
+                      # words that lead into an explanation end no title, colon or not ("... decreased driven by")
+                      r"|\s(?:driven\s+by|(?:partially\s+)?offset\s+by|reflecting|due\s+to|primarily|as\s+follows)\s*:?$",
+                      re.I)
 
 
 def leads_in(text: str) -> bool:
     """Whether a heading's whole text (its wrapped lines joined) is a sentence that introduces what follows
     ("Asset management fees increased driven by:", "Amounts recognized ... consist of:"): it ends on a
-    function word and a colon, where a title ends on its subject ("Year 2017 results:")."""
+    function word and a colon, or on words that lead into an explanation ("... decreased driven by"), where a
+    title ends on its subject ("Year 2017 results:")."""
     return _LEAD_IN.search(" ".join(text.split())) is not None
 
 

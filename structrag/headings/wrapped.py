@@ -32,7 +32,9 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
     when the title so far does not end a sentence (a comma does not) and the next block does not open
     a number of its own ("Part 1" + "I. Overview"), unless the line before ends cut ("... PURSUANT TO"
     + "SECTION 302 OF ..."); a block that did not score joins only after a line that ends cut or when
-    it starts in lower case ("... property, plant and" + "equipment") or is a bracketed acronym ("(IIRS)");
+    it starts in lower case ("... property, plant and" + "equipment") or is a bracketed acronym ("(IIRS)"),
+    and a company's name over a title in its style is the title's first line ("ACTIVISION BLIZZARD, INC." +
+    "2014 INCENTIVE PLAN");
     a registrant's line ("... AND SUBSIDIARIES") takes in its statement's title.  A scored block whose line
     above is the cut first line of the same title takes that line in; one whose line above was ruled
     out (``rejected``: a signature, a table label) goes with it.
@@ -50,7 +52,7 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
             continue
         if (prev is not None and first - 1 > taken_to and prev.index not in score_of and prev.role == "body"
                 and not prev.rotated and _wraps_into(prev, b)
-                and _short(prev) and (_looks_cut(prev.text) or starts_lower(b.text))
+                and _short(prev) and (_looks_cut(prev.text) or starts_lower(b.text) or _COMPANY.search(prev.text.rstrip()))
                 and letter_count(prev.text) >= 2 and not text_reason(_text(prev), prev.page)):
             first = prev.index
         last = b.index
@@ -90,8 +92,10 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
     return heads
 
 
-#: a line that ends a sentence (a comma does not: a wrapped title goes on after one)
+#: a line that ends a sentence (a comma does not: a wrapped title goes on after one; nor does a company's
+#: name, "ACTIVISION BLIZZARD, INC." over "2014 INCENTIVE PLAN")
 _LINE_END = re.compile(r"[.;!。；！]['\"”’)]?$")
+_COMPANY = re.compile(r"\b(?:inc|ltd|corp|co|plc|n\.a|s\.a|l\.p)\.$", re.I)
 #: a line cut inside a title: it ends on a small word or a joining mark
 _CUT = re.compile(r"(?:\b(?:and|or|of|the|for|to|in|on|with|by|from|at|as|a|an|under|pursuant|between|into|its|their|our)"
                   r"|[,&/\-–—])$", re.I)
@@ -108,7 +112,7 @@ def _short(b: Block) -> bool:
 def _wraps_into(a: Block, b: Block) -> bool:
     """Whether ``b`` can be the next line of a title ending with ``a``: same style, close, sentence not ended."""
     return (b.index == a.index + 1 and not b.rotated and b.role == "body" and _joinable(a, b)
-            and not _LINE_END.search(a.text.rstrip()))
+            and not (_LINE_END.search(a.text.rstrip()) and not _COMPANY.search(a.text.rstrip())))
 
 
 def _joinable(a: Block, b: Block) -> bool:
@@ -118,7 +122,9 @@ def _joinable(a: Block, b: Block) -> bool:
         return False
     gap = b.bbox[1] - a.bbox[3]
     line_h = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
-    if gap < -1 or gap > 0.9 * line_h:
+    # line boxes of large type set tight may overlap (14 pt lines 15 pt apart in 18 pt boxes); a label
+    # ("APPENDIX B") set that close over its title stays a line of its own, as it always did
+    if gap < -(1.0 if is_bare_label(a.text) else max(1.0, 0.2 * line_h)) or gap > 0.9 * line_h:
         return False
     return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
 
