@@ -3,7 +3,8 @@
 A bold term with its definition's first words, a caption whose announcing sentence ends on a reference, row
 labels at a statement's wide row spacing or over a sub-label, an exhibit index's rows, an acceptance line, a
 sentence that leads into its explanation, a header cell sharing its row, a caption recurring over each
-segment's table; and whole titles: a company's name over its plan's name, large lines whose boxes overlap.
+segment's table, a table's title with nothing of its own after the table; and whole titles: a company's name
+over its plan's name, large lines whose boxes overlap.
 Each test fails without its rule and checks that the heading it could be mistaken for stays.
 """
 
@@ -131,9 +132,14 @@ def test_a_caption_recurring_over_each_segments_table_is_no_heading(tmp_path):
     titles = _titles(b.save(tmp_path / "segments.pdf"))
     assert "Selected income statement data" not in titles, titles
     assert titles.count("Quarterly results") == 3 and "Commercial Banking" in titles, titles
-    # on one page only, the title over its table stays (an outline may list it)
+    # on one page only, the title over its table and the segment's generic sub-heading stays (an outline may
+    # list it)
     b = PDFBuilder()
     _segment_page(b, "Consumer")
+    for name in ("Commercial", "Corporate"):
+        b.heading(f"{name} Banking", size=12)
+        b.text("Quarterly results", bold=True, gap_before=6)
+        b.para()
     assert "Selected income statement data" in _titles(b.save(tmp_path / "one.pdf"))
 
 
@@ -169,3 +175,48 @@ def test_a_companys_name_over_its_plans_name_and_tight_large_lines_are_one_title
     assert "ACTIVISION BLIZZARD, INC. 2019 EMPLOYEE STOCK PURCHASE PLAN" in titles, titles
     assert "COMMISSION DELEGATED REGULATION (EU) 2022/1214 of 9 March 2022 - ANNEX III" in titles, titles
     assert "APPENDIX B" in titles and "Deferred Compensation Plan" in titles, titles
+
+
+def _table(b: PDFBuilder, rows: list[tuple[str, str, str]]) -> None:
+    b.row([(300, "2023"), (380, "2022")], size=8, bold=True)
+    for label, a, c in rows:
+        b.row([(0, label), (300, a), (380, c)], size=8)
+    b.y += 8
+
+
+def test_a_tables_title_with_nothing_of_its_own_after_the_table_is_a_caption(tmp_path):
+    b = PDFBuilder()
+    b.heading("Credit Portfolio", size=12)
+    b.para()
+    b.text("Wholesale nonaccrual loan activity", bold=True, gap_after=2)
+    _table(b, [("Beginning balance", "$ 2,395", "$ 2,445"), ("Additions", "1,649", "1,239"),
+               ("Ending balance", "$ 2,722", "$ 2,395")])
+    # its title opens a section whose discussion comes under generic sub-headings ...
+    for title in ("Revenue", "Noninterest expense", "Income tax expense"):
+        b.heading(title, size=10, gap_before=8)
+        _table(b, [("Investment banking fees", "$ 1,513", "$ 1,586"), ("Lending fees", "1,834", "1,742")])
+        b.heading("Quarterly results", size=10)
+        b.para()
+    # ... or under one of its table's rows
+    b.heading("Other Earnings Items", size=10, gap_before=8)
+    _table(b, [("Interest expense, net", "$ 14,000", "$ 14,891"), ("Pension settlement expense", "49,128", "1,020"),
+               ("Other expense, net", "(3,174)", "2,630")])
+    b.heading("Interest Expense", size=10)
+    b.para()
+    # ... or under sub-headings that stand out less (in bold capitals, then in bold)
+    b.heading("ALLOWANCE FOR CREDIT LOSSES", size=10, gap_before=8)
+    _table(b, [("Consumer", "$ 12,060", "$ 10,590"), ("Wholesale", "8,210", "7,940")])
+    b.heading("Consumer credit", size=10)
+    b.para()
+    # or over its own text after the table
+    b.heading("Provision for credit losses", size=10, gap_before=8)
+    _table(b, [("Consumer", "$ 1,540", "$ 1,010"), ("Wholesale", "1,360", "90")])
+    b.para()
+    b.heading("Country Risk Management", size=12)
+    b.para()
+    titles = _titles(b.save(tmp_path / "captions.pdf"))
+    assert "Wholesale nonaccrual loan activity" not in titles, titles
+    for kept in ("Revenue", "Noninterest expense", "Income tax expense", "Other Earnings Items", "Interest Expense",
+                 "ALLOWANCE FOR CREDIT LOSSES", "Consumer credit", "Provision for credit losses", "Country Risk Management",
+                 "Credit Portfolio"):
+        assert kept in titles, (kept, titles)

@@ -23,8 +23,8 @@ from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
 from .lists import repeated_fields
-from .not_headings import cover_reason, is_table_line, page_reasons, running_repeats, text_reason
-from .tables import recurring_captions
+from .not_headings import cover_reason, is_table_line, page_reasons, row_of_figures, running_repeats, text_reason
+from .tables import lone_captions, recurring_captions
 from .outline import heading_from_block
 from .sentences import sentence_titles
 from .whole_text import ends_sentence, leads_in, lone_qualifier
@@ -325,7 +325,9 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
 
     heads = join_wrapped(document, scored, rejected)
     again = running_repeats(heads)  # a title over its continuation pages starts no new section
+    # a table's title with nothing of its own after the table names the table; it opens no section
     again |= recurring_captions(document, heads, is_table_line)
+    again |= lone_captions(document, heads, is_table_line, row_of_figures, body.size)
     # judged whole: a sentence leading into a list may wrap, and its first line alone says nothing
     return tuple(h for i, h in enumerate(heads)
                  if i not in again and not leads_in(h.text) and not ends_sentence(h.text) and not lone_qualifier(h.text))

@@ -47,7 +47,7 @@ from .lists import stacked_labels
 from .signatures import SIGNED, signature_reasons
 from .tables import edge_reasons, prose as _prose
 
-__all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "running_repeats"]
+__all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "row_of_figures", "running_repeats"]
 
 _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
@@ -197,7 +197,7 @@ def _has_amount(line: str) -> bool:
                for t in toks) or any(t in ("$", "€", "£") for t in toks)
 
 
-def _row_of_figures(line: str) -> bool:
+def row_of_figures(line: str) -> bool:
     """A table row: it ends on a figure and holds two (or one amount on a short line); prose that cites
     amounts ends on words."""
     toks = _cells(line)
@@ -234,7 +234,7 @@ def is_table_line(b: Block) -> bool:
     lines = [ln for ln in b.text.split("\n") if ln.strip()]
     if not lines:
         return False
-    figs = sum(1 for ln in lines if _row_of_figures(ln))
+    figs = sum(1 for ln in lines if row_of_figures(ln))
     if figs and figs * 2 >= len(lines):
         return True
     # a header cell's unit may wrap onto the years' line ("(in thousands, except per share" / "amounts) 2022")
@@ -243,7 +243,7 @@ def is_table_line(b: Block) -> bool:
 
 def _rows(b: Block) -> bool:
     """Table rows of some extent: two lines or more, or one row of figures."""
-    return b.line_count >= 2 or _row_of_figures(b.text)
+    return b.line_count >= 2 or row_of_figures(b.text)
 
 
 def _in_rows(b: Block, t: Block) -> bool:

@@ -17,30 +17,34 @@ one side only (:func:`edge_reasons`):
   another with no running text between, down to the page's end or to a title that opens a higher section
   ("COMMON STOCK", "CAPITAL SURPLUS" down a statement of equity).
 
-A title that recurs word for word over tables on three or more pages, each time right over rows in smaller
+A title that recurs word for word over tables on two or more pages, each time right over rows in smaller
 type, is the tables' caption (:func:`recurring_captions`: "Selected income statement data" over each
-segment's table, a code table's "Major Metropolitan Area" column header); a section's title is not repeated.
+segment's table); a section's title is not repeated.  A title in the text's size right over a table of
+figures in smaller type, with nothing of its own after the table before the next heading, is the table's
+caption too (:func:`lone_captions`: "Level 3 inputs(a)"), unless the next heading is a sub-heading: less
+prominent, a generic one the document repeats ("Quarterly results"), or one of the table's row labels
+discussed ("Interest Expense" after a row "Interest expense, net").
 
-Any other title over a table with its own header band stays, even when nothing follows the table: the
-annotators of ``eval/data/heading_precision_labels.md`` call such a title a caption, but authors' outlines
-list them ("Issuances" over "Principal Amount ..." in a 10-K's bookmarks), and removing them cost the business
-trees (``eval/RESULTS.md`` sections 45 and 47).  So do numbered titles and statement titles, which open a
+Any other title over a table with its own header band stays, even when nothing follows the table (a title
+larger than the text, or over rows in nearly its own type): the annotators of
+``eval/data/heading_precision_labels.md`` call such a title a caption, but authors' outlines list some
+("Issuances" over "Principal Amount ..." in a 10-K's bookmarks), and removing them all cost the business
+trees (``eval/RESULTS.md`` sections 45, 47 and 48).  So do numbered titles and statement titles, which open a
 statement page.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter, defaultdict
 from typing import Callable, Sequence
 
-from collections import defaultdict
-
 from ..model import Block, Document, Heading
-from ..text import normalize_title
+from ..text import is_contents_title, normalize_title
 from ._geometry import pitch, prominence
 from .lists import SENTENCE, numbered
 
-__all__ = ["prose", "edge_reasons", "recurring_captions"]
+__all__ = ["prose", "edge_reasons", "recurring_captions", "lone_captions"]
 
 
 def prose(b: Block) -> bool:
@@ -243,7 +247,7 @@ _STATEMENT_TITLE = re.compile(r"\bstatements?\s+of\b|\bbalance\s+sheets?(?:\s*\(
 def recurring_captions(document: Document, headings: Sequence[Heading],
                        table_line: Callable[[Block], bool]) -> set[int]:
     """Positions in ``headings`` (layout headings in reading order) of a table caption that recurs: one text,
-    on three or more pages, every time one un-numbered block right over table rows (``table_line``) set
+    on two or more pages, every time one un-numbered block right over table rows (``table_line``) set
     smaller than it.  One occurrence that opens text instead keeps them all."""
     groups: dict[str, list[int]] = defaultdict(list)
     for i, h in enumerate(headings):
@@ -264,6 +268,57 @@ def _over_rows(document: Document, h: Heading, table_line: Callable[[Block], boo
     k = next(n for n, c in enumerate(page) if c.index == b.index)
     j = _rows_below(page, [table_line(c) for c in page], k, _reach(b))
     return j is not None and page[j].size < 0.95 * b.size
+
+
+#: a date in a list of officers ("(through May 1, 2023)") is no row of figures
+_DATE = re.compile(r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},\s+\d{4}\)?", re.I)
+
+
+def lone_captions(document: Document, headings: Sequence[Heading], table_line: Callable[[Block], bool],
+                  figures: Callable[[str], bool], text_size: float) -> set[int]:
+    """Positions in ``headings`` of a table's caption: a layout heading of one block and up to two lines, in
+    the text's size (``text_size``), not numbered, centred or a statement's title, right over a table
+    (``table_line``) whose rows (``figures``: a line is a row of figures) are set smaller, with no running
+    text from it to the next heading, which stands out as much, is no generic sub-heading (its words head
+    three or more sections) and discusses none of the table's rows."""
+    count = Counter(normalize_title(h.text) for h in headings)
+    out: set[int] = set()
+    for i, h in enumerate(headings[:-1]):
+        b, nxt = document.blocks[h.block], headings[i + 1]
+        if h.source != "layout" or h.block_end - h.block != 1 or b.line_count > 2 or b.size > 1.1 * text_size \
+                or numbered(b) or _STATEMENT_TITLE.search(h.text) or is_contents_title(h.text, plain=True) \
+                or _prominence(document.blocks[nxt.block]) < _prominence(b) or count[normalize_title(nxt.text)] >= 3:
+            continue
+        page = document.page_blocks(h.page)
+        k = next(n for n, c in enumerate(page) if c.index == b.index)
+        upright = [c for c in page if not c.rotated] or list(page)
+        span = (min(c.bbox[0] for c in upright), max(c.bbox[2] for c in upright))
+        table = [table_line(c) for c in page]
+        j = _rows_below(page, table, k, _reach(b))
+        # (a sub-heading in the header band is the title's: "Liquidity and Capital Resources" over "Cash
+        # Conversion Cycle" over its table)
+        if j is None or page[j].size > 0.85 * b.size or nxt.block <= page[j].index \
+                or (_centred(b, span) and b.bbox[2] - b.bbox[0] < 0.6 * (span[1] - span[0])):
+            continue
+        rows = [normalize_title(ln) for c, t in zip(page[j:], table[j:]) if t for ln in c.text.split("\n")]
+        if sum(figures(_DATE.sub("", ln)) for c, t in zip(page[j:j + 8], table[j:j + 8]) if t
+               for ln in c.text.split("\n")) < 2 or any(r.startswith(normalize_title(nxt.text)) for r in rows):
+            continue
+        if not _own_text(document, h, nxt, table_line, text_size):
+            out.add(i)
+    return out
+
+
+def _own_text(document: Document, h: Heading, nxt: Heading, table_line: Callable[[Block], bool],
+              text_size: float) -> bool:
+    """Running text of ``h``'s own between it and the next heading (or a page past the next: a section)."""
+    for c in document.blocks[h.block + 1:nxt.block]:
+        if c.page > h.page + 1:
+            return True
+        if not table_line(c) and c.size >= 0.95 * text_size and not _NOTE.match(c.text) \
+                and (prose(c) or (len(c.text) >= 80 and c.text.rstrip().endswith("."))):
+            return True
+    return False
 
 
 def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[bool],
