@@ -220,3 +220,31 @@ def test_a_tables_title_with_nothing_of_its_own_after_the_table_is_a_caption(tmp
                  "ALLOWANCE FOR CREDIT LOSSES", "Consumer credit", "Provision for credit losses", "Country Risk Management",
                  "Credit Portfolio"):
         assert kept in titles, (kept, titles)
+
+
+def test_an_exhibits_double_spaced_title_block_is_one_title_but_a_title_over_its_first_section_is_two(tmp_path):
+    import pymupdf
+
+    b = PDFBuilder()
+    b.new_page()
+    b.y = b.margin
+    x0, x1 = b._col_box()
+
+    def centred(line: str, gap: float) -> None:
+        w = pymupdf.get_text_length(line, fontname="hebo", fontsize=10)
+        b.row([((x1 - x0 - w) / 2, line)], size=10, bold=True, gap_after=gap)
+
+    # lines a line's height apart (boxes 13.8 pt high in 10 pt type, 13.4 pt apart)
+    b.text("EXHIBIT B", size=10, bold=True, gap_after=24)
+    for line in ("APPENDIX", "TO", "ACME HOLDINGS, INC.", "2014 INCENTIVE PLAN"):
+        centred(line, 14.7)
+    centred("RESTRICTED SHARE UNIT AWARD TERMS", 16)
+    b.para()
+    # a title over its first section's title, set further apart (14.9 pt), stays two titles
+    b.y += 20
+    centred("DESCRIPTION OF SECURITIES", 16.2)
+    centred("DESCRIPTION OF COMMON STOCK", 10)
+    b.para()
+    titles = _titles(b.save(tmp_path / "exhibit.pdf"))
+    assert "APPENDIX TO ACME HOLDINGS, INC. 2014 INCENTIVE PLAN RESTRICTED SHARE UNIT AWARD TERMS" in titles, titles
+    assert "DESCRIPTION OF SECURITIES" in titles and "DESCRIPTION OF COMMON STOCK" in titles, titles

@@ -28,7 +28,8 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
                   rejected: dict[int, str]) -> list[Heading]:
     """Headings from the scored blocks, each wrapped title whole.
 
-    A title wraps onto blocks of the same style stacked closely in one column.  The next block joins
+    A title wraps onto blocks of the same style stacked closely in one column, or, in an exhibit's title
+    block, onto lines of capitals a line's height apart, centred on one axis (:func:`_spaced_capitals`).  The next block joins
     when the title so far does not end a sentence (a comma does not) and the next block does not open
     a number of its own ("Part 1" + "I. Overview"), unless the line before ends cut ("... PURSUANT TO"
     + "SECTION 302 OF ..."); a block that did not score joins only after a line that ends cut or when
@@ -59,7 +60,7 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
         size = sum(len(x.text) for x in blocks[first:last + 1])
         while last + 1 < len(blocks):
             cur, nxt = blocks[last], blocks[last + 1]
-            if not _wraps_into(cur, nxt) or size + len(nxt.text) > 250:
+            if not (_wraps_into(cur, nxt) or _spaced_capitals(document, cur, nxt)) or size + len(nxt.text) > 250:
                 break
             # a registrant's line ("ACTIVISION BLIZZARD, INC. AND SUBSIDIARIES") heads its statement's title,
             # which may have been ruled out on its own as the label of the rows under it
@@ -127,6 +128,29 @@ def _joinable(a: Block, b: Block) -> bool:
     if gap < -(1.0 if is_bare_label(a.text) else max(1.0, 0.2 * line_h)) or gap > 0.9 * line_h:
         return False
     return b.bbox[0] < a.bbox[2] and a.bbox[0] < b.bbox[2]  # horizontally overlapping
+
+
+def _spaced_capitals(document: Document, a: Block, b: Block) -> bool:
+    """``b`` is the next line of a title block set in capitals a line apart, every line centred on one axis
+    away from the column's left edge: an exhibit's title ("APPENDIX" / "TO" / "ACTIVISION BLIZZARD, INC." /
+    "2014 INCENTIVE PLAN" / "... AWARD TERMS").  A title and the first title under it stand further apart
+    ("DESCRIPTION OF SECURITIES" over "DESCRIPTION OF COMMON STOCK", the gap 1.08 times the line's height)."""
+    if b.index != a.index + 1 or b.rotated or b.role != "body" or a.page != b.page or a.column != b.column:
+        return False
+    if a.line_count != 1 or b.line_count != 1 or abs(a.size - b.size) > 0.6 or a.bold != b.bold \
+            or not a.text.strip().isupper() or not b.text.strip().isupper():
+        return False
+    t = a.text.rstrip()
+    if (_LINE_END.search(t) and not _COMPANY.search(t)) or is_bare_label(t):
+        return False  # a label ("SCHEDULE II") over its title stands on its own
+    h = a.bbox[3] - a.bbox[1]
+    if not 0.9 * h < b.bbox[1] - a.bbox[3] <= 1.05 * h:  # double-spaced: the gap is the line's own height
+        return False
+    col = [x for x in document.page_blocks(a.page) if x.column == a.column and not x.rotated]
+    left = min((x.bbox[0] for x in col), default=a.bbox[0])
+    char = (a.bbox[2] - a.bbox[0]) / max(len(t), 1)
+    return min(a.bbox[0], b.bbox[0]) > left + 4 * char \
+        and abs((a.bbox[0] + a.bbox[2]) - (b.bbox[0] + b.bbox[2])) / 2 <= 2 * char
 
 
 def _room_left(document: Document, a: Block, b: Block) -> bool:
