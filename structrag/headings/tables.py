@@ -282,6 +282,7 @@ def lone_captions(document: Document, headings: Sequence[Heading], table_line: C
     text from it to the next heading, which stands out as much, is no generic sub-heading (its words head
     three or more sections) and discusses none of the table's rows."""
     count = Counter(normalize_title(h.text) for h in headings)
+    flags: dict[int, list[bool]] = {}  # page -> its blocks' table_line, worked out once
     out: set[int] = set()
     for i, h in enumerate(headings[:-1]):
         b, nxt = document.blocks[h.block], headings[i + 1]
@@ -291,9 +292,15 @@ def lone_captions(document: Document, headings: Sequence[Heading], table_line: C
             continue
         page = document.page_blocks(h.page)
         k = next(n for n, c in enumerate(page) if c.index == b.index)
+        # no smaller type or no table right under it (the page's other blocks are looked at only when there is)
+        if k + 1 == len(page) or page[k + 1].size > 0.95 * b.size \
+                or (h.page not in flags and not any(table_line(c) for c in page[k + 1:k + 1 + _BAND])):
+            continue
         upright = [c for c in page if not c.rotated] or list(page)
         span = (min(c.bbox[0] for c in upright), max(c.bbox[2] for c in upright))
-        table = [table_line(c) for c in page]
+        if h.page not in flags:
+            flags[h.page] = [table_line(c) for c in page]
+        table = flags[h.page]
         j = _rows_below(page, table, k, _reach(b))
         # (a sub-heading in the header band is the title's: "Liquidity and Capital Resources" over "Cash
         # Conversion Cycle" over its table)
