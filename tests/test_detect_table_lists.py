@@ -39,13 +39,13 @@ def test_a_row_group_label_under_a_header_row_with_a_unit_is_no_heading():
 
 
 def test_rows_with_signs_or_fillers_set_apart_are_rows_but_a_part_number_is_not():
-    from structrag.headings.not_headings import _row_of_figures
+    from structrag.headings.not_headings import row_of_figures
 
-    assert _row_of_figures("Wireless retail(4) 1.63 % 1.10 %")
-    assert _row_of_figures("Total assets held for sale — 282")
-    assert _row_of_figures("Operating lease costs $ 75")
-    assert not _row_of_figures("MATERIAL TOPIC CLIMATE CHANGE – 1")
-    assert not _row_of_figures("- SAVE THESE INSTRUCTIONS -")
+    assert row_of_figures("Wireless retail(4) 1.63 % 1.10 %")
+    assert row_of_figures("Total assets held for sale — 282")
+    assert row_of_figures("Operating lease costs $ 75")
+    assert not row_of_figures("MATERIAL TOPIC CLIMATE CHANGE – 1")
+    assert not row_of_figures("- SAVE THESE INSTRUCTIONS -")
     assert text_reason("13 N/A 97 N/A", 110) == "figures row"
     assert text_reason("2.1 Overview", 110) is None
 
