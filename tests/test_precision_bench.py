@@ -123,10 +123,10 @@ def test_printed_entries_page_window():
 def test_labelled_set_shape():
     rows = []
     files = sorted(P.LABELS.parent.glob("heading_precision_labels*.jsonl"))
-    assert sorted(f.name for f in files[1:]) == sorted(f"heading_precision_labels_round{k}.jsonl" for k in range(2, 14))
+    assert sorted(f.name for f in files[1:]) == sorted(f"heading_precision_labels_round{k}.jsonl" for k in range(2, 15))
     for f in files:
         got = P.load_labels(f)
-        assert len(got) >= 150, f  # rounds 12 and 13 drew what the earlier rounds left (up to 40 a document)
+        assert len(got) >= 130, f  # rounds 12-14 drew what the earlier rounds left (up to 40 a document, then all)
         rows += got
     for r in rows:
         assert set(r) == {"doc", "sha1", "page", "text", "source", "label", "category", "note"}
