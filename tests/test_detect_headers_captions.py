@@ -63,7 +63,8 @@ def test_row_labels_at_a_statements_row_spacing_or_over_a_sub_label_are_no_headi
                     ((20, 446.75, 577, 468.9), "Basic $ 1.96 $ 2.43 $ 0.36\nDiluted $ 1.95 $ 2.40 $ 0.36", 8.5, False),
                     ((13, 483, 83, 492.4), "Costs and expenses", 8.5, True),
                     ((20, 495.75, 132, 505.15), "Cost of revenues—product sales:", 8.5, False),
-                    ((20, 508.5, 574, 530.65), "Product costs 656 719 733\nSoftware royalties 240 371 300", 8.5, False)])
+                    ((20, 508.5, 574, 530.65), "Product costs 656 719 733\nSoftware royalties 240 371 300", 8.5,
+                     False)])
     assert page_reasons(page, {1, 3}) == {1: "labels the table rows right under it",
                                           3: "labels the table rows right under it"}
     # a title a paragraph's space over the rows opens its section
@@ -217,8 +218,8 @@ def test_a_tables_title_with_nothing_of_its_own_after_the_table_is_a_caption(tmp
     titles = _titles(b.save(tmp_path / "captions.pdf"))
     assert "Wholesale nonaccrual loan activity" not in titles, titles
     for kept in ("Revenue", "Noninterest expense", "Income tax expense", "Other Earnings Items", "Interest Expense",
-                 "ALLOWANCE FOR CREDIT LOSSES", "Consumer credit", "Provision for credit losses", "Country Risk Management",
-                 "Credit Portfolio"):
+                 "ALLOWANCE FOR CREDIT LOSSES", "Consumer credit", "Provision for credit losses",
+                 "Country Risk Management", "Credit Portfolio"):
         assert kept in titles, (kept, titles)
 
 

@@ -12,18 +12,18 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
   column headers ("Three Months Ended", "(In millions)", "(in thousands) 2022 2021"), rows of figures
   ("Total $ — $ —", "13 N/A 97 N/A"), captions by their words ("Table 2: ...", "... (SRM) Table:"); on a
   whole heading, wrapped lines joined, :mod:`.whole_text`;
-* **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of
-  figures, rows of years, unit lines) is a row group or column header, not a section; names and
-  job titles stacked together are a signature block or a board list; a one-line block whose words
-  are spread across the page (its width several times its text's) is a table's header row or
-  chart labels merged into one line; a line right on top of a grid of short cells is its caption;
-  numbered items, "Name: value" lines and short labels stacked with nothing between them are a list
-  (:mod:`.lists`), and so are an exhibit index's rows; a bold line whose paragraph goes on under it in
-  lower case is the first words of a sentence (a bold term with its definition's first words); a line right under a bullet item, indented to its text, is the item's next line; a candidate
+* **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of figures,
+  rows of years, unit lines) is a row group or column header, not a section; names and job titles stacked
+  together are a signature block or a board list; a one-line block whose words are spread across the page (its
+  width several times its text's) is a table's header row or chart labels merged into one line; a line right
+  on top of a grid of short cells is its caption; numbered items, "Name: value" lines and short labels stacked
+  with nothing between them are a list (:mod:`.lists`), and so are an exhibit index's rows; a bold line whose
+  paragraph goes on under it in lower case is the first words of a sentence (a bold term with its definition's
+  first words); a line right under a bullet item, indented to its text, is the item's next line; a candidate
   that is itself rows of figures is a table's; a line in capitals in the text's own type right under a
   paragraph is a tag line; an acronym alone on a line, bracketed or with its phrase going on below, is a
-  cell's word; a line printed inside another block's box is a cell; at a table's edge, column headers and
-  row groups (:mod:`.tables`); a divider page's contents listing (:func:`.lists.contents_listing`).
+  cell's word; a line printed inside another block's box is a cell; at a table's edge, column headers and row
+  groups (:mod:`.tables`); a divider page's contents listing (:func:`.lists.contents_listing`).
 
 A real title over a table keeps its place: the table rule asks for table rows on *both* sides, or a label
 right on top of the rows, at their own row spacing (a sub-label ending on a colon may come between).

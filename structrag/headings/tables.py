@@ -136,15 +136,16 @@ _REFERS = re.compile(r"^(?:refer\s+to|see|for\s+(?:additional|further|more)\s+(?
 
 
 def _announced(blocks: Sequence[Block], table: Sequence[bool], k: int) -> bool:
-    """``blocks[k]`` comes right after running text whose last sentence (a reference aside) announces a table: the title between
-    that sentence and the table's rows names the table (a caption), the section is the sentence's.  (The
-    caller keeps a title centred on the page: a statement's or a schedule's.)"""
+    """``blocks[k]`` comes right after running text whose last sentence (a reference aside) announces a table:
+    the title between that sentence and the table's rows names the table (a caption), the section is the
+    sentence's.  (The caller keeps a title centred on the page: a statement's or a schedule's.)"""
     if k == 0 or table[k - 1] or _short(blocks[k - 1]):
         return False
     said = re.split(r"(?<=[.!?])\s+", " ".join(blocks[k - 1].text.split()))
     while len(said) > 1 and _REFERS.match(said[-1]):
         said.pop()  # "Refer to Note 11 for additional information." after the sentence that announces
-    return _ANNOUNCES.search(said[-1]) is not None and blocks[k].bbox[1] - blocks[k - 1].bbox[3] <= 2.0 * pitch(blocks[k])
+    return _ANNOUNCES.search(said[-1]) is not None \
+        and blocks[k].bbox[1] - blocks[k - 1].bbox[3] <= 2.0 * pitch(blocks[k])
 
 
 def _prominence(b: Block) -> tuple[float, int, int]:
@@ -255,7 +256,8 @@ def recurring_captions(document: Document, headings: Sequence[Heading],
             groups[normalize_title(h.text)].append(i)
     out: set[int] = set()
     for found in groups.values():
-        if len({headings[i].page for i in found}) >= 2 and all(_over_rows(document, headings[i], table_line) for i in found):
+        if len({headings[i].page for i in found}) >= 2 \
+                and all(_over_rows(document, headings[i], table_line) for i in found):
             out.update(found)
     return out
 

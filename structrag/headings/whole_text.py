@@ -18,7 +18,8 @@ __all__ = ["leads_in", "ends_sentence", "lone_qualifier", "QUALIFIER", "REGISTRA
 _LEAD_IN = re.compile(r"\s(?:by|to|of|for|with|from|in|on|at|as|that|which|the|a|an|and|or|reflecting|including|"
                       r"include|includes|following|follows|namely|are|is|were|was)\s*:$"
                       # words that lead into an explanation end no title, colon or not ("... decreased driven by")
-                      r"|\s(?:driven\s+by|(?:partially\s+)?offset\s+by|reflecting|due\s+to|primarily|as\s+follows)\s*:?$",
+                      r"|\s(?:driven\s+by|(?:partially\s+)?offset\s+by|reflecting|due\s+to|primarily"
+                      r"|as\s+follows)\s*:?$",
                       re.I)
 
 

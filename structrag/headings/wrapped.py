@@ -28,17 +28,16 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
                   rejected: dict[int, str]) -> list[Heading]:
     """Headings from the scored blocks, each wrapped title whole.
 
-    A title wraps onto blocks of the same style stacked closely in one column, or, in an exhibit's title
-    block, onto lines of capitals a line's height apart, centred on one axis (:func:`_spaced_capitals`).  The next block joins
-    when the title so far does not end a sentence (a comma does not) and the next block does not open
-    a number of its own ("Part 1" + "I. Overview"), unless the line before ends cut ("... PURSUANT TO"
-    + "SECTION 302 OF ..."); a block that did not score joins only after a line that ends cut or when
-    it starts in lower case ("... property, plant and" + "equipment") or is a bracketed acronym ("(IIRS)"),
-    and a company's name over a title in its style is the title's first line ("ACTIVISION BLIZZARD, INC." +
-    "2014 INCENTIVE PLAN");
-    a registrant's line ("... AND SUBSIDIARIES") takes in its statement's title.  A scored block whose line
-    above is the cut first line of the same title takes that line in; one whose line above was ruled
-    out (``rejected``: a signature, a table label) goes with it.
+    A title wraps onto blocks of the same style stacked closely in one column, or, in an exhibit's title block,
+    onto lines of capitals a line's height apart, centred on one axis (:func:`_spaced_capitals`). The next block
+    joins when the title so far does not end a sentence (a comma does not) and the next block does not open a
+    number of its own ("Part 1" + "I. Overview"), unless the line before ends cut ("... PURSUANT TO" + "SECTION
+    302 OF ..."); a block that did not score joins only after a line that ends cut or when it starts in lower
+    case ("... property, plant and" + "equipment") or is a bracketed acronym ("(IIRS)"), and a company's name
+    over a title in its style is the title's first line ("ACTIVISION BLIZZARD, INC." + "2014 INCENTIVE PLAN"); a
+    registrant's line ("... AND SUBSIDIARIES") takes in its statement's title. A scored block whose line above
+    is the cut first line of the same title takes that line in; one whose line above was ruled out
+    (``rejected``: a signature, a table label) goes with it.
     """
     blocks = document.blocks
     score_of = {b.index: (s, why) for b, s, why in scored}
@@ -53,7 +52,8 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
             continue
         if (prev is not None and first - 1 > taken_to and prev.index not in score_of and prev.role == "body"
                 and not prev.rotated and _wraps_into(prev, b)
-                and _short(prev) and (_looks_cut(prev.text) or starts_lower(b.text) or _COMPANY.search(prev.text.rstrip()))
+                and _short(prev)
+                and (_looks_cut(prev.text) or starts_lower(b.text) or _COMPANY.search(prev.text.rstrip()))
                 and letter_count(prev.text) >= 2 and not text_reason(_text(prev), prev.page)):
             first = prev.index
         last = b.index
