@@ -17,7 +17,7 @@ heading only where the classifier says so.  It is measured as the rules are, lea
 
 Usage::
 
-    python -m eval.bench.learned_detector [--out FILE.json] [--md FILE.md]
+    python -m eval.bench.learned_detector [--labels FILE ...] [--out FILE.json] [--md FILE.md]
 """
 
 from __future__ import annotations
@@ -216,6 +216,8 @@ def to_markdown(res: Mapping[str, Any], info: Mapping[str, str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.learned_detector", description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=None, help="shared data folder (default ../shared/data)")
+    ap.add_argument("--labels", type=Path, action="append", default=None,
+                    help="the labelled headings (JSON lines; repeat to pool the rounds; default round 1)")
     ap.add_argument("--threshold", type=float, default=0.5)
     ap.add_argument("--out", type=Path, default=None, help="JSON report")
     ap.add_argument("--md", type=Path, default=None, help="Markdown report")
@@ -223,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     data = data_dir(explicit=args.data)
     if not (data / "headings").is_dir():
         ap.error("no shared data: pass --data DIR (the folder holding headings/)")
-    docs = collect(data, load_labels(LABELS))
+    docs = collect(data, [lab for f in (args.labels or [LABELS]) for lab in load_labels(f)])
     res = run(docs, threshold=args.threshold)
     res["info"] = run_info("eval.bench.learned_detector", argv)
     md = to_markdown(res, res["info"])
