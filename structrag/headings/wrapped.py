@@ -102,6 +102,12 @@ _CUT = re.compile(r"(?:\b(?:and|or|of|the|for|to|in|on|with|by|from|at|as|a|an|u
                   r"|[,&/\-–—])$", re.I)
 
 
+def _ends_line(text: str) -> bool:
+    """The line ends a sentence, a company's name ("... INC.") aside."""
+    t = text.rstrip()
+    return _LINE_END.search(t) is not None and _COMPANY.search(t) is None
+
+
 def _looks_cut(text: str) -> bool:
     return _CUT.search(text.rstrip()) is not None
 
@@ -113,7 +119,7 @@ def _short(b: Block) -> bool:
 def _wraps_into(a: Block, b: Block) -> bool:
     """Whether ``b`` can be the next line of a title ending with ``a``: same style, close, sentence not ended."""
     return (b.index == a.index + 1 and not b.rotated and b.role == "body" and _joinable(a, b)
-            and not (_LINE_END.search(a.text.rstrip()) and not _COMPANY.search(a.text.rstrip())))
+            and not _ends_line(a.text))
 
 
 def _joinable(a: Block, b: Block) -> bool:
@@ -141,16 +147,21 @@ def _spaced_capitals(document: Document, a: Block, b: Block) -> bool:
             or not a.text.strip().isupper() or not b.text.strip().isupper():
         return False
     t = a.text.rstrip()
-    if (_LINE_END.search(t) and not _COMPANY.search(t)) or is_bare_label(t):
+    if _ends_line(t) or is_bare_label(t):
         return False  # a label ("SCHEDULE II") over its title stands on its own
     h = a.bbox[3] - a.bbox[1]
     if not 0.9 * h < b.bbox[1] - a.bbox[3] <= 1.05 * h:  # double-spaced: the gap is the line's own height
         return False
-    col = [x for x in document.page_blocks(a.page) if x.column == a.column and not x.rotated]
-    left = min((x.bbox[0] for x in col), default=a.bbox[0])
+    left = _column_span(document, a)[0]
     char = (a.bbox[2] - a.bbox[0]) / max(len(t), 1)
     return min(a.bbox[0], b.bbox[0]) > left + 4 * char \
         and abs((a.bbox[0] + a.bbox[2]) - (b.bbox[0] + b.bbox[2])) / 2 <= 2 * char
+
+
+def _column_span(document: Document, a: Block) -> tuple[float, float]:
+    """Left and right edges of ``a``'s column on its page."""
+    col = [x for x in document.page_blocks(a.page) if x.column == a.column and not x.rotated]
+    return min((x.bbox[0] for x in col), default=a.bbox[0]), max((x.bbox[2] for x in col), default=a.bbox[2])
 
 
 def _room_left(document: Document, a: Block, b: Block) -> bool:
@@ -160,8 +171,7 @@ def _room_left(document: Document, a: Block, b: Block) -> bool:
     words = b.text.split()
     if a.line_count != 1 or not words or not a.text.strip():
         return False
-    col = [x for x in document.page_blocks(a.page) if x.column == a.column and not x.rotated]
-    left, right = min((x.bbox[0] for x in col), default=a.bbox[0]), max((x.bbox[2] for x in col), default=a.bbox[2])
+    left, right = _column_span(document, a)
     char = (a.bbox[2] - a.bbox[0]) / len(a.text.strip())
     # lines centred on one axis away from the left edge: a centred title broken where its designer balanced it
     if a.bbox[0] > left + 2 * char and abs((a.bbox[0] + a.bbox[2]) - (b.bbox[0] + b.bbox[2])) / 2 <= 2 * char:
