@@ -249,3 +249,25 @@ def test_an_exhibits_double_spaced_title_block_is_one_title_but_a_title_over_its
     titles = _titles(b.save(tmp_path / "exhibit.pdf"))
     assert "APPENDIX TO ACME HOLDINGS, INC. 2014 INCENTIVE PLAN RESTRICTED SHARE UNIT AWARD TERMS" in titles, titles
     assert "DESCRIPTION OF SECURITIES" in titles and "DESCRIPTION OF COMMON STOCK" in titles, titles
+
+
+def test_a_numbered_clause_in_its_pages_own_body_type_takes_no_size_from_the_documents_body():
+    from structrag.headings.detect import BodyStyle, score_block
+
+    # an exhibit's plan set at 12 pt in a filing whose body is 10 pt: the page's own type is no evidence
+    body = BodyStyle(size=10.0, bold=False, font="Helvetica", color=0, share={(10.0, False, False, False): 0.8})
+    clause = "(A) The Participant is convicted of a felony involving theft, fraud, embezzlement, or other " \
+             "similar unlawful acts against the"
+    run_in = "(ii) Transfers. A transfer of employment among members of the Controlled Group, without " \
+             "interruption, is"
+    lines = _blocks([((72, 100, 540, 114), clause, 12.0, False), ((72, 130, 540, 144), run_in, 12.0, False),
+                     ((72, 160, 240, 174), "(F) Specified Employees", 12.0, False)])
+
+    def score(b, page_share):
+        return score_block(b, b.text, body, side_by_side=False, repeats=1, page_share=page_share)[0]
+
+    assert score(lines[0], 0.0) >= 2.0  # on a page set in the document's body type, 12 pt stands out
+    assert score(lines[0], 0.7) < 2.0
+    # a run-in lead-in and a short numbered title keep their size: what marks them (an underline) is not read
+    assert score(lines[1], 0.7) >= 2.0
+    assert score(lines[2], 0.7) >= 2.0

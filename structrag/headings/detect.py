@@ -38,6 +38,7 @@ _STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "ap
                    "cn-section", "cn-chapter", "cn-part"}
 _CJK = re.compile(rf"[{HAN}]")
 _AMOUNT = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*[)%]?$")
+_LEAD_IN = re.compile(r"[.:;—–]\s")  # the end of a run-in lead-in: "Transfers. A transfer ..."
 _YEAR = re.compile(r"^(19|20)\d\d$|^\d{1,2}(\.\d{1,2})+\.?$")  # years and section numbers are no figures
 
 
@@ -137,7 +138,17 @@ def score_block(
         score += v
         reasons.append(f"{why} {v:+.1f}")
 
+    num, rest = parse_numbering(text)
+    # set in its page's own body type (an exhibit's plan in larger type than the filing): its size, font
+    # and rarity against the document's body say nothing about this page.  A numbered line keeps them
+    # unless it is a whole clause, a long line with no lead-in ("(A) The Participant is convicted of a
+    # felony ... against the"): short numbered titles and run-in ones ("(ii) Transfers. A transfer ...")
+    # are underlined or otherwise marked in ways the blocks do not carry.
+    in_page_body = page_share >= _PAGE_BODY_SHARE and not b.bold and (
+        num is None or (len(text) > 90 and not _LEAD_IN.search(rest[:80])))
     r = b.size / body.size if body.size else 1.0
+    if in_page_body:
+        r = min(r, 1.0)
     if r >= 1.12:
         add(min(3.0, 1.2 + 4.0 * (r - 1.12)), f"size x{r:.2f}")
     elif r >= 1.04:
@@ -153,9 +164,8 @@ def score_block(
         add(0.8, "capitals")
     if b.color != body.color and b.color not in (0,):
         add(0.5, "colour")
-    if _family(b.font) != _family(body.font):
+    if _family(b.font) != _family(body.font) and not in_page_body:
         add(0.3, "font")
-    num, rest = parse_numbering(text)
     # filing section labels, Chinese ordinals and dotted sub-numbers on a short line of
     # their own are headings whatever their type face
     filing_label = num is not None and (
@@ -170,9 +180,9 @@ def score_block(
     share = body.key_share(b, caps)
     if share >= 0.25 and not filing_label:
         add(-2.0, f"body style ({share:.0%} of text)")
-    elif page_share >= _PAGE_BODY_SHARE and num is None and not b.bold:
+    elif in_page_body and num is None:
         add(-2.0, f"the page's body style ({page_share:.0%} of its text)")
-    elif share <= 0.02:
+    elif share <= 0.02 and not in_page_body:
         add(0.5, "rare style")
     stripped = text.rstrip()
     if _SENTENCE_END.search(stripped) and not (num is not None and not rest.strip()) and not filing_label:
