@@ -271,3 +271,23 @@ def test_a_numbered_clause_in_its_pages_own_body_type_takes_no_size_from_the_doc
     # a run-in lead-in and a short numbered title keep their size: what marks them (an underline) is not read
     assert score(lines[1], 0.7) >= 2.0
     assert score(lines[2], 0.7) >= 2.0
+
+
+def test_a_signing_party_over_its_by_line_is_no_heading():
+    page = _blocks([((14, 44, 586, 67), "IN WITNESS WHEREOF, the parties hereto have caused this Supplemental "
+                     "Indenture to be duly\nexecuted, all as of the date first above written.", 10.0, False),
+                    ((14, 80, 156, 91), "AMCOR FINANCE (USA), INC.", 10.0, True),
+                    ((14, 116, 566, 152), "By: /s/ Robert Mermelstein By: /s/ Sara Mattsson\nName: Robert "
+                     "Mermelstein Name: Sara Mattsson\nTitle: Vice President Title: Director", 10.0, False),
+                    ((14, 250, 252, 261), "DEUTSCHE BANK TRUST COMPANY AMERICAS,", 10.0, True),
+                    ((14, 262, 424, 298), "as Trustee, Registrar and Paying Agent\nBy: /s/ Jeffrey Schoenfeld\n"
+                     "Name: Jeffrey Schoenfeld", 10.0, False),
+                    ((297, 330, 390, 350), "ASSIGNOR\n[NAME OF ASSIGNOR]", 9.0, False),
+                    ((297, 362, 316, 372), "By:", 9.0, False)])
+    why = "a signing party over its signature line"
+    found = page_reasons(page, {1, 3, 5})
+    assert set(found) == {1, 3, 5} and found[1] == found[5] == why  # 3 is a trustee's: a role, ruled out before
+    # a title over a byline is a title: "By:" with no signature, name or title field under it signs nothing
+    byline = _blocks([((14, 80, 300, 94), "A Letter to Our Shareholders", 12.0, True),
+                      ((14, 110, 300, 122), "By: the editors of this report", 10.0, False)])
+    assert page_reasons(byline, {0}) == {}

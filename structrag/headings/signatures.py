@@ -52,6 +52,24 @@ def _role_like(line: str) -> bool:
     return bool(words) and sum(w in _ROLE_WORDS for w in words) >= 0.8 * len(words)
 
 
+#: the signature line of a signing party ("By: /s/ Jane Doe", "By: ____", a blank "By:" on a form)
+_BY = re.compile(r"^by\s*:", re.I)
+_SIGNING = re.compile(r"/\s*s\s*/|^(?:name|title|its)\s*:|_{3,}", re.I | re.M)
+
+
+def _signs_under(a: Block, b: Block) -> bool:
+    """Whether ``b``, right under ``a`` and across its width, is the "By:" line of the party ``a`` names
+    ("AMCOR FINANCE (USA), INC." over "By: /s/ ... / Name: ... / Title: ..."; an agent's capacity, "as
+    Trustee", may come first).  A bare "By:" counts only on its own: a byline ("By: the editors") is no
+    signature."""
+    lines = [ln.strip() for ln in b.text.split("\n") if ln.strip()]
+    first = next((j for j, ln in enumerate(lines[:3]) if _BY.match(ln) or SIGNED.match(ln)), None)
+    if first is None or not close_below(a, b, 3.0) or b.bbox[0] >= a.bbox[2] or a.bbox[0] >= b.bbox[2]:
+        return False
+    rest = "\n".join(lines[first:])
+    return _SIGNING.search(rest) is not None or rest.rstrip(": ").lower() == "by"
+
+
 def _signature_kind(b: Block) -> str | None:
     """"name", "role", "signed" or None for a short block of a signature or board list."""
     lines = [ln.strip() for ln in b.text.split("\n") if ln.strip()]
@@ -89,6 +107,12 @@ def signature_reasons(blocks: Sequence[Block], candidates: set[int],
                 if blocks[r].index in candidates and not numbered(blocks[r]):
                     out.setdefault(blocks[r].index, "name or title in a signature or board list")
         k = m + 1
+    # a signing party's name over its "By:" line (a company, a lender, "ASSIGNOR [NAME OF ASSIGNOR]")
+    for k in range(n - 1):
+        b = blocks[k]
+        if b.index in candidates and b.line_count <= 2 and len(b.text) <= 90 and not numbered(b) \
+                and _signs_under(b, blocks[k + 1]):
+            out.setdefault(b.index, "a signing party over its signature line")
     # the name typed under a "/s/" signature, whatever its form ("/s/ Ernst & Young LLP" over "Ernst & Young LLP")
     for k in range(1, n):
         b = blocks[k]
