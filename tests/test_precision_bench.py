@@ -123,11 +123,17 @@ def test_printed_entries_page_window():
 def test_labelled_set_shape():
     rows = []
     files = sorted(P.LABELS.parent.glob("heading_precision_labels*.jsonl"))
-    assert sorted(f.name for f in files[1:]) == sorted(f"heading_precision_labels_round{k}.jsonl" for k in range(2, 15))
+    assert sorted(f.name for f in files[1:]) == sorted(f"heading_precision_labels_round{k}.jsonl" for k in range(2, 17))
     for f in files:
         got = P.load_labels(f)
         assert len(got) >= 130, f  # rounds 12-14 drew what the earlier rounds left (up to 40 a document, then all)
         rows += got
+    # rounds 15 and 16 are documents no earlier round drew from: other years and filings of the same publishers
+    first = {r["doc"] for f in files if not f.name.endswith(("round15.jsonl", "round16.jsonl")) for r in P.load_labels(f)}
+    later = [{r["doc"] for r in P.load_labels(P.LABELS.parent / f"heading_precision_labels_round{k}.jsonl")}
+             for k in (15, 16)]
+    assert len(later[0]) == 13 and len(later[1]) == 11 and not (first & later[0] or first & later[1])
+    assert later[0] & later[1] == {"3M_2022_10K.pdf"}  # round 16 drew 40 more of the one below 0.90 in round 15
     for r in rows:
         assert set(r) == {"doc", "sha1", "page", "text", "source", "label", "category", "note"}
         assert isinstance(r["label"], bool) and isinstance(r["page"], int) and len(r["sha1"]) == 40
