@@ -7,11 +7,10 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
 
 * **the page** (:func:`cover_reason`): an SEC cover page, a front or back cover with hardly any words;
 * **the text alone** (:func:`text_reason`): letter closings, acceptance lines ("ACCEPTED AND AGREED:") and
-  notations ("Enclosures: ..."), "/s/"
-  signatures, "(continued)" repeats of a title on the next page, SEC cover-page lines, blank-page notices,
-  column headers ("Three Months Ended", "(In millions)", "(in thousands) 2022 2021"), rows of figures
-  ("Total $ — $ —", "13 N/A 97 N/A"), captions by their words ("Table 2: ...", "... (SRM) Table:"); on a
-  whole heading, wrapped lines joined, :mod:`.whole_text`;
+  notations ("Enclosures: ..."), "/s/" signatures, "(continued)" repeats of a title on the next page, SEC
+  cover-page lines, a paper's byline of authors, blank-page notices, column headers ("Three Months Ended",
+  "(In millions)", "(in thousands) 2022 2021"), rows of figures ("Total $ — $ —", "13 N/A 97 N/A"), captions
+  by their words ("Table 2: ...", "... (SRM) Table:"); on a whole heading, wrapped lines joined, :mod:`.whole_text`;
 * **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of figures,
   rows of years, unit lines) is a row group or column header, not a section; names and job titles stacked
   together are a signature block or a board list; a one-line block whose words are spread across the page (its
@@ -44,7 +43,7 @@ from ._geometry import at_row_spacing, close_below, pitch, tight, touching
 from .lists import SENTENCE as _SENTENCE
 from .lists import contents_listing, exhibit_index, figure_labels, form_fields, list_items, numbered as _numbered
 from .lists import stacked_labels
-from .signatures import SIGNED, signature_reasons
+from .signatures import SIGNED, author_line, signature_reasons
 from .tables import edge_reasons, prose as _prose
 
 __all__ = ["text_reason", "page_reasons", "cover_reason", "is_table_line", "row_of_figures", "running_repeats"]
@@ -115,6 +114,8 @@ def text_reason(text: str, page: int) -> str | None:
         return "continued repeat"
     if page <= 2 and _SEC_COVER.match(t):
         return "cover-page line"
+    if page == 0 and author_line(t):
+        return "a byline of authors"
     if len(t) <= 90 and (_COLUMN_HEAD.match(t) or _YEARS_FIRST.match(t) or (_UNIT.search(t) and _header_row(t))):
         return "column header"
     toks = t.split()

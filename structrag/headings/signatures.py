@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 from ..model import Block
 from ._geometry import close_below
 
-__all__ = ["SIGNED", "signature_reasons"]
+__all__ = ["SIGNED", "author_line", "signature_reasons"]
 
 #: an electronic signature line ("/s/ Jane Doe", "By: /s/ ...")
 SIGNED = re.compile(r"^(?:by:?\s*)?/\s*s\s*/", re.I)
@@ -43,6 +43,20 @@ people marketing risk president vice senior executive chairman chairwoman chairp
 directors independent lead non-executive non executive ceo cfo coo cto secretary treasurer controller general counsel
 corporate principal member committee audit compensation nominating governance managing partner trustee deputy
 co-founder founder emeritus group company""".split())
+
+
+#: an author's affiliation marks, set right after the name ("Pan1,2", "Sun*", "Ma†")
+_MARKS = r"(?<=[A-Za-z.])(?:\d+(?:,\d+)*|[*∗†‡§¶♠♣♦♥])+"
+_AUTHOR_SPLIT = re.compile(rf"{_MARKS},?\s*|,\s*|\s+and\s+|\s*&\s*")
+
+
+def author_line(text: str) -> bool:
+    """A paper's byline: two names or more, each with its affiliation marks ("Liangming Pan1,2 Xiaobao Wu3
+    Xinyuan Lu4"), or three or more between commas ("Liangming Pan, Michael Saxon, Wenda Xu").  Two capitalised
+    phrases with a comma ("Net Sales, Operating Income") are not enough without the marks."""
+    marked = re.search(_MARKS + r"(?=[\s,]|$)", text) is not None
+    parts = [p for p in (x.strip() for x in _AUTHOR_SPLIT.split(text)) if p]
+    return len(parts) >= (2 if marked else 3) and all(_name_like(p) for p in parts)
 
 
 def _role_like(line: str) -> bool:

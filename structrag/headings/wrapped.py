@@ -125,7 +125,9 @@ def _wraps_into(a: Block, b: Block) -> bool:
 def _joinable(a: Block, b: Block) -> bool:
     if a.page != b.page or a.column != b.column:
         return False
-    if abs(a.size - b.size) > 0.6 or a.bold != b.bold or a.italic != b.italic:
+    # a title's colon hands over to its subtitle, which may be set in italics ("... Language Models:" over
+    # "Surveying the Landscape of ...")
+    if abs(a.size - b.size) > 0.6 or a.bold != b.bold or (a.italic != b.italic and not a.text.rstrip().endswith(":")):
         return False
     gap = b.bbox[1] - a.bbox[3]
     line_h = (a.bbox[3] - a.bbox[1]) / max(a.line_count, 1)
