@@ -2,8 +2,8 @@
 false (rounds 14 to 16 of the labelled set and the development set of other kinds of document).
 
 A numbered clause set in its page's own body type, a signing party over its "By:" line, a paper's byline of
-authors; and whole titles: a title's colon handing over to a subtitle set in italics.  Each test fails without
-its rule and checks that the heading it could be mistaken for stays.
+authors, a safety notice's label; and whole titles: a title's colon handing over to a subtitle set in italics.
+Each test fails without its rule and checks that the heading it could be mistaken for stays.
 """
 
 from __future__ import annotations
@@ -96,3 +96,10 @@ def test_a_titles_colon_hands_over_to_its_subtitle_in_italics(tmp_path):
     assert "Automatically Correcting Large Language Models: Surveying the Landscape of Correction Strategies" \
         in titles, titles
     assert "Correction Strategies" in titles and "Training-Time Correction" in titles, titles
+
+
+def test_a_safety_notices_label_is_no_heading():
+    for label in ("WARNING !", "CAUTION", "Note:", "DANGER"):
+        assert text_reason(label, 7) == "a safety notice's label", label
+    for title in ("Notes", "Warning Signs", "Notice of Annual Meeting", "Cautionary Note Regarding Forward-Looking Statements"):
+        assert text_reason(title, 7) is None, title

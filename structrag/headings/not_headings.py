@@ -9,27 +9,27 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
 * **the text alone** (:func:`text_reason`): letter closings, acceptance lines ("ACCEPTED AND AGREED:") and
   notations ("Enclosures: ..."), "/s/" signatures, "(continued)" repeats of a title on the next page, SEC
   cover-page lines, a paper's byline of authors, blank-page notices, column headers ("Three Months Ended",
-  "(In millions)", "(in thousands) 2022 2021"), rows of figures ("Total $ — $ —", "13 N/A 97 N/A"), captions
-  by their words ("Table 2: ...", "... (SRM) Table:"); on a whole heading, wrapped lines joined, :mod:`.whole_text`;
+  "(In millions)"), rows of figures ("Total $ — $ —"), a safety notice's label ("WARNING !"), captions by
+  their words ("Table 2: ...", "... (SRM) Table:"); on a whole heading, wrapped lines joined, :mod:`.whole_text`;
 * **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of figures,
-  rows of years, unit lines) is a row group or column header, not a section; names and job titles stacked
-  together are a signature block or a board list; a one-line block whose words are spread across the page (its
-  width several times its text's) is a table's header row or chart labels merged into one line; a line right
-  on top of a grid of short cells is its caption; numbered items, "Name: value" lines and short labels stacked
-  with nothing between them are a list (:mod:`.lists`), and so are an exhibit index's rows; a bold line whose
-  paragraph goes on under it in lower case is the first words of a sentence (a bold term with its definition's
-  first words); a line right under a bullet item, indented to its text, is the item's next line; a candidate
-  that is itself rows of figures is a table's; a line in capitals in the text's own type right under a
-  paragraph is a tag line; an acronym alone on a line, bracketed or with its phrase going on below, is a
-  cell's word; a line printed inside another block's box is a cell; at a table's edge, column headers and row
-  groups (:mod:`.tables`); a divider page's contents listing (:func:`.lists.contents_listing`).
+  rows of years, unit lines) is a row group or column header; names and job titles stacked together are a
+  signature block or a board list, and a party's name over its "By:" line signs; a one-line block whose words
+  are spread across the page is a table's header row or chart labels merged into one line; a line right on top
+  of a grid of short cells is its caption; numbered items, "Name: value" lines and short labels stacked with
+  nothing between them are a list (:mod:`.lists`), and so are an exhibit index's rows; a bold line whose
+  paragraph goes on under it in lower case is the first words of a sentence (a bold term and its definition);
+  a line right under a bullet item, indented to its text, is the item's next line; a candidate that is itself
+  rows of figures is a table's; a line in capitals in the text's own type right under a paragraph is a tag
+  line; an acronym alone on a line, bracketed or with its phrase going on below, is a cell's word; a line
+  printed inside another block's box is a cell; at a table's edge, column headers and row groups
+  (:mod:`.tables`); a divider page's contents listing (:func:`.lists.contents_listing`).
 
 A real title over a table keeps its place: the table rule asks for table rows on *both* sides, or a label
 right on top of the rows, at their own row spacing (a sub-label ending on a colon may come between).
 
-Among the detected headings (:func:`running_repeats`): a section's title printed again at the same place
-at the top of the next page, without "(continued)" -- a running title over the section's pages, a table's
-caption or header row repeated over its continuation -- goes on with the section instead of opening a new one.
+Among the detected headings (:func:`running_repeats`): a section's title printed again at the same place at
+the top of the next page, without "(continued)" (a running title, a table's caption or header row repeated
+over its continuation) goes on with the section instead of opening a new one.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from ..model import Block, Heading
 from ..text import WIDE_CHAR, latin_capitals, normalize_title, starts_lower
 from ._geometry import at_row_spacing, close_below, pitch, tight, touching
 from .lists import SENTENCE as _SENTENCE
-from .lists import contents_listing, exhibit_index, figure_labels, form_fields, list_items, numbered as _numbered
-from .lists import stacked_labels
+from .lists import contents_listing, exhibit_index, figure_labels, form_fields, list_items, stacked_labels
+from .lists import numbered as _numbered
 from .signatures import SIGNED, author_line, signature_reasons
 from .tables import edge_reasons, prose as _prose
 
@@ -52,8 +52,9 @@ _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
     r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards"
     r"|(?:accepted|acknowledged|agreed),? and (?:agreed|accepted|acknowledged)(?: to)?)\s*[,.!:]?$", re.I)
-#: a letter's notations after its signature ("Enclosures: ...", "cc: ...") and a blank page's notice
+#: a letter's notations after its signature ("Enclosures: ...", "cc: ..."), a safety notice's label, a blank page
 _NOTATION = re.compile(r"^(?:enclosures?|encl\.?|cc|bcc|attachments?)\s*:\s*\S", re.I)
+_CALLOUT = re.compile(r"^(?:danger|warning|caution|notice|note)\s*[!:]?$", re.I)
 _BLANK_PAGE = re.compile(r"^[\[(]?\s*(?:this\s+page\s+(?:has\s+been\s+|is\s+)?(?:intentionally\s+)?left\s+blank"
                          r"|intentionally\s+(?:left\s+)?blank)\.?\s*[\])]?$", re.I)
 # a title repeated at the top of the next page: its section goes on, no new one starts
@@ -71,10 +72,8 @@ _COLUMN_HEAD = re.compile(
     r"|^\(\s*[^()]{0,40}\bin\s+(?:thousands|millions|billions)\b[^()]{0,60}\)$"
     r"|^(?:for the\s+)?(?:(?:three|six|nine|twelve|\d{1,2})[\s-]+months?|(?:fiscal\s+)?years?|quarters?|(?:\d{1,2}|\w+)[\s-]+weeks?)"
     r"\s+ended\b.{0,40}$", re.I)
-#: a bare small number
-_SMALL = re.compile(r"^\d{1,2}$")
-#: a bullet item's mark
-_BULLET = re.compile(r"^\s*[•·▪◦‣●■–-]\s")
+_SMALL = re.compile(r"^\d{1,2}$")  # a bare small number
+_BULLET = re.compile(r"^\s*[•·▪◦‣●■–-]\s")  # a bullet item's mark
 #: a bracketed part of a line (a unit, when :data:`_COLUMN_HEAD` says so)
 _UNIT = re.compile(r"\([^()]{4,80}\)")
 _YEARS_FIRST = re.compile(r"^(?:19|20)\d\d\s+(?:19|20)\d\d\b")
@@ -85,7 +84,6 @@ _PERIOD = re.compile(r"^(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|d
                      r"|q[1-4](?:[-'’/]?(?:\d\d|\d{4}))?|[1-4]q(?:\d\d|\d{4})|fy[-'’]?(?:\d\d|\d{4})|h[12])$", re.I)
 _DATE_WORD = re.compile(r"^(?:january|february|march|april|may|june|july|august|september|october|november|december"
                         r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\.?$|^\d{1,2},?$", re.I)
-
 
 #: an acronym or a bracketed one, nothing else ("IPMS", "(HTML)")
 _ACRONYM = re.compile(r"^\(?[A-Z]{2,5}\)?\.?$")
@@ -106,6 +104,8 @@ def text_reason(text: str, page: int) -> str | None:
         return "letter notation"
     if _BLANK_PAGE.match(t):
         return "blank page notice"
+    if _CALLOUT.match(t):
+        return "a safety notice's label"
     if _FOOTNOTE.match(t):
         return "footnote"
     if _CAPTION.search(t):
