@@ -63,7 +63,8 @@ def test_a_signing_party_over_its_by_line_is_no_heading():
 
 
 def test_a_papers_byline_of_authors_is_no_heading():
-    for byline in ("Liangming Pan1,2 Xiaobao Wu3 Xinyuan Lu4 Anh Tuan Luu3", "Xinyuan Lu∗1,2 Liangming Pan∗3 Qian Liu4",
+    for byline in ("Liangming Pan1,2 Xiaobao Wu3 Xinyuan Lu4 Anh Tuan Luu3",
+                   "Xinyuan Lu∗1,2 Liangming Pan∗3 Qian Liu4",
                    "Liangming Pan, Michael Saxon, Wenda Xu, Deepak Nathani, Xinyi Wang"):
         assert text_reason(byline, 0) == "a byline of authors", byline
     assert text_reason("Liangming Pan1,2 Xiaobao Wu3", 4) is None  # on the first page only
@@ -101,5 +102,6 @@ def test_a_titles_colon_hands_over_to_its_subtitle_in_italics(tmp_path):
 def test_a_safety_notices_label_is_no_heading():
     for label in ("WARNING !", "CAUTION", "Note:", "DANGER"):
         assert text_reason(label, 7) == "a safety notice's label", label
-    for title in ("Notes", "Warning Signs", "Notice of Annual Meeting", "Cautionary Note Regarding Forward-Looking Statements"):
+    for title in ("Notes", "Warning Signs", "Notice of Annual Meeting",
+                  "Cautionary Note Regarding Forward-Looking Statements"):
         assert text_reason(title, 7) is None, title
