@@ -153,6 +153,16 @@ def test_labels_on_documents_of_other_families_have_the_same_shape():
     assert not rounds & {r["doc"] for r in rows}
 
 
+def test_the_development_set_of_other_kinds_has_the_same_shape():
+    rows = P.load_labels(P.LABELS.parent / "heading_precision_dev_other_kinds.jsonl")
+    assert len(rows) == 223 and len({r["doc"] for r in rows}) == 12
+    for r in rows:
+        assert (r["category"] is None) == r["label"] and (r["label"] or r["category"] in P.CATEGORIES)
+    others = {r["doc"] for f in P.LABELS.parent.glob("heading_precision_*.jsonl") if "_other_kinds" not in f.name
+              for r in P.load_labels(f)}
+    assert not others & {r["doc"] for r in rows}
+
+
 def test_the_test_set_of_other_families_shares_no_document_with_any_other_label_set():
     rows = P.load_labels(P.LABELS.parent / "heading_precision_test_other_families.jsonl")
     assert len(rows) == 153 and len({r["doc"] for r in rows}) == 8
