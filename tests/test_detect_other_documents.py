@@ -105,3 +105,39 @@ def test_a_safety_notices_label_is_no_heading():
     for title in ("Notes", "Warning Signs", "Notice of Annual Meeting",
                   "Cautionary Note Regarding Forward-Looking Statements"):
         assert text_reason(title, 7) is None, title
+
+
+def test_a_heading_stopping_mid_phrase_is_cut_off_but_a_run_in_heading_is_not(tmp_path):
+    from structrag.headings.whole_text import cut_off
+
+    b = PDFBuilder()
+    b.new_page()
+    b.text("In the", size=18, gap_after=4)  # a court's name over two sizes: the small line is no title
+    b.text("United States Court of Appeals", size=24, gap_after=12)
+    b.para(LOREM)
+    titles = _titles(b.save(tmp_path / "court.pdf"))
+    assert "In the" not in titles and "United States Court of Appeals" in titles, titles
+
+    for cut in ("In the", "SCHOOL OF", "NET INCOME ATTRIBUTABLE TO SHAREOWNERS OF", "Carrying Value of",
+                "State or Other Jurisdiction of Incorporation or", "DEUTSCHE BANK TRUST COMPANY AMERICAS,"):
+        assert cut_off(cut), cut
+    for title in ("APPENDIX A", "Fixed Rate Cumulative Convertible Preferred Stock, Series A", "Power On",
+                  "Purpose. The purpose of the Plan is to provide a compensation program that will attract and",
+                  "GOODWILL — The Company evaluates goodwill for impairment at the reporting unit level, and"):
+        assert not cut_off(title), title
+
+
+def test_a_short_documents_front_cover_opens_no_section(tmp_path):
+    b = PDFBuilder()
+    b.new_page()
+    b.text("Division of Medical Quality Assurance", size=30, bold=True, gap_after=6)
+    b.text("Strategic Plan 2019-2022", size=24, bold=True)
+    # ten pages or more: a one-page notice or a short letter opens on its text, not on a cover
+    for title in ("Introduction", "Mission", "Vision", "Values", "Goals", "Objectives", "Strategies", "Measures",
+                  "Reporting", "Appendix"):
+        b.new_page()
+        b.heading(title, size=16)
+        for _ in range(3):
+            b.para(LOREM)
+    titles = _titles(b.save(tmp_path / "plan.pdf"))
+    assert titles[:1] == ["Introduction"] and "Appendix" in titles, titles

@@ -27,7 +27,7 @@ from .not_headings import cover_reason, is_table_line, page_reasons, row_of_figu
 from .tables import lone_captions, recurring_captions
 from .outline import heading_from_block
 from .sentences import sentence_titles
-from .whole_text import ends_sentence, leads_in, lone_qualifier
+from .whole_text import cut_off, ends_sentence, leads_in, lone_qualifier
 from .wrapped import continues_title, join_wrapped, union_bbox
 
 __all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]
@@ -340,7 +340,8 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
     again |= lone_captions(document, heads, is_table_line, row_of_figures, body.size)
     # judged whole: a sentence leading into a list may wrap, and its first line alone says nothing
     return tuple(h for i, h in enumerate(heads)
-                 if i not in again and not leads_in(h.text) and not ends_sentence(h.text) and not lone_qualifier(h.text))
+                 if i not in again and not leads_in(h.text) and not cut_off(h.text) and not ends_sentence(h.text)
+                 and not lone_qualifier(h.text))
 
 
 def _not_headings(document: Document, candidates: Sequence[Block], side: set[int],

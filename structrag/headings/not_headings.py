@@ -134,7 +134,7 @@ def text_reason(text: str, page: int) -> str | None:
 
 #: a front or back cover: the first or last page of a document of some length, with hardly any words on it
 _COVER_WORDS = 40
-_COVER_MIN_PAGES = 20
+_COVER_MIN_PAGES = 10
 
 
 def cover_reason(blocks: Sequence[Block], page: int, page_count: int) -> str | None:

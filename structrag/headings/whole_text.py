@@ -1,8 +1,9 @@
 """Judgements on a heading's whole text, its wrapped lines joined (:func:`.wrapped.join_wrapped`).
 
 A line alone may say nothing ("Asset management fees increased" wraps on): these read what the layout
-detector is about to return and drop a sentence that leads into a list (:func:`leads_in`), the end of a
-sentence (:func:`ends_sentence`) and a bracketed qualifier standing alone (:func:`lone_qualifier`).
+detector is about to return and drop a sentence that leads into a list (:func:`leads_in`), a line stopping
+mid-phrase (:func:`cut_off`), the end of a sentence (:func:`ends_sentence`) and a bracketed qualifier standing
+alone (:func:`lone_qualifier`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 
 from ..text import starts_lower
 
-__all__ = ["leads_in", "ends_sentence", "lone_qualifier", "QUALIFIER", "REGISTRANT"]
+__all__ = ["leads_in", "cut_off", "ends_sentence", "lone_qualifier", "QUALIFIER", "REGISTRANT"]
 
 #: a sentence that introduces what follows it ("Asset management fees increased driven by:", "... consist of:"):
 #: a title never ends on a function word
@@ -29,6 +30,15 @@ def leads_in(text: str) -> bool:
     function word and a colon, or on words that lead into an explanation ("... decreased driven by"), where a
     title ends on its subject ("Year 2017 results:")."""
     return _LEAD_IN.search(" ".join(text.split())) is not None
+
+
+def cut_off(text: str) -> bool:
+    """Whether a heading's whole text stops mid-phrase, on an article, "of", "and", "or" or a comma ("In the"
+    over the court's name in a larger size, "SCHOOL OF" over its name set apart, "NET INCOME ATTRIBUTABLE TO
+    SHAREOWNERS OF"): the rest of the title went elsewhere, or the line is a table's or a sentence's.  A run-in
+    heading with its paragraph's first line ("Purpose. The purpose of the Plan is to ... and") is left alone."""
+    t = " ".join(text.split())
+    return _CUT_END.search(t) is not None and _RUN_IN.search(t) is None
 
 
 def ends_sentence(text: str) -> bool:
@@ -53,5 +63,7 @@ REGISTRANT = re.compile(r"^\S.{0,80}\band\s+(?:its\s+)?(?:consolidated\s+)?subsi
 #: a bracketed qualifier alone: "(Unaudited)", "(IIRS)"
 QUALIFIER = re.compile(r"^\([^()\d]{2,30}\)$")
 _TAG = re.compile(r"^\[[^\[\]]{2,60}\]$")
+_CUT_END = re.compile(r"(?:\s(?:the|an|of|and|or|&)|,)$", re.I)
+_RUN_IN = re.compile(r"[.:;]\s|\s[—–]\s")  # a lead-in's end, then its paragraph
 #: a sentence's full stop (not an abbreviation's: "etc." and "Inc." end titles too)
 _STOP_END = re.compile(r"[a-z]{3,}[.!?]['\"”’)]?$")
