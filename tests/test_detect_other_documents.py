@@ -141,3 +141,12 @@ def test_a_short_documents_front_cover_opens_no_section(tmp_path):
             b.para(LOREM)
     titles = _titles(b.save(tmp_path / "plan.pdf"))
     assert titles[:1] == ["Introduction"] and "Appendix" in titles, titles
+
+
+def test_a_web_or_mail_address_is_no_heading():
+    for line in ("To read the full report, go to: health2016.globalchange.gov", "Contact: ir@example.com",
+                 "PDF formatted using TopLeaf XML publisher www.turnkey.com.au", "https://github.com/pgf-tikz/pgf"):
+        assert text_reason(line, 3) == "a web or mail address", line
+    # a company's name with its domain, in capitals or in its own spelling, stays a title
+    for title in ("AMAZON.COM, INC. CONSOLIDATED STATEMENTS OF CASH FLOWS", "Amazon.com Results of Operations"):
+        assert text_reason(title, 3) is None, title

@@ -9,8 +9,9 @@ Three kinds of evidence, all cheap (no table finder, no second pass over the PDF
 * **the text alone** (:func:`text_reason`): letter closings, acceptance lines ("ACCEPTED AND AGREED:") and
   notations ("Enclosures: ..."), "/s/" signatures, "(continued)" repeats of a title on the next page, SEC
   cover-page lines, a paper's byline of authors, blank-page notices, column headers ("Three Months Ended",
-  "(In millions)"), rows of figures ("Total $ — $ —"), a safety notice's label ("WARNING !"), captions by
-  their words ("Table 2: ...", "... (SRM) Table:"); on a whole heading, wrapped lines joined, :mod:`.whole_text`;
+  "(In millions)"), rows of figures ("Total $ — $ —"), a safety notice's label ("WARNING !"), a web or mail
+  address, captions by their words ("Table 2: ...", "... (SRM) Table:"); on a whole heading, wrapped lines
+  joined, :mod:`.whole_text`;
 * **the page around the block** (:func:`page_reasons`): a label stacked between table rows (rows of figures,
   rows of years, unit lines) is a row group or column header; names and job titles stacked together are a
   signature block or a board list, and a party's name over its "By:" line signs; a one-line block whose words
@@ -54,6 +55,7 @@ _CLOSING = re.compile(
     r"|(?:accepted|acknowledged|agreed),? and (?:agreed|accepted|acknowledged)(?: to)?)\s*[,.!:]?$", re.I)
 #: a letter's notations after its signature ("Enclosures: ...", "cc: ..."), a safety notice's label, a blank page
 _NOTATION = re.compile(r"^(?:enclosures?|encl\.?|cc|bcc|attachments?)\s*:\s*\S", re.I)
+_ADDRESS = re.compile(r"https?://|\bwww\.|\b[\w.-]+@[\w-]+\.[a-z]|(?<![\w.])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|gov|edu|net)\b")
 _CALLOUT = re.compile(r"^(?:danger|warning|caution|notice|note)\s*[!:]?$", re.I)
 _BLANK_PAGE = re.compile(r"^[\[(]?\s*(?:this\s+page\s+(?:has\s+been\s+|is\s+)?(?:intentionally\s+)?left\s+blank"
                          r"|intentionally\s+(?:left\s+)?blank)\.?\s*[\])]?$", re.I)
@@ -93,23 +95,19 @@ _ACRONYM = re.compile(r"^\(?[A-Z]{2,5}\)?\.?$")
 _CAPTION = re.compile(r"^(?:table|figure|fig\.|chart|graph)\s+[\dA-Z][\d.\-–]*\s*[:.–—-]|\S\s+tables?\s*:$", re.I)
 
 
+#: what the text alone says, in order
+_BY_TEXT = ((_CLOSING.match, "letter closing"), (SIGNED.match, "signature"), (_NOTATION.match, "letter notation"),
+            (_BLANK_PAGE.match, "blank page notice"), (_CALLOUT.match, "a safety notice's label"),
+            (_FOOTNOTE.match, "footnote"), (_CAPTION.search, "a table's or a figure's caption"),
+            (_ADDRESS.search, "a web or mail address"))
+
+
 def text_reason(text: str, page: int) -> str | None:
     """Why ``text`` (a block's text, whitespace collapsed) is no heading whatever its look, or None."""
     t = text.strip()
-    if _CLOSING.match(t):
-        return "letter closing"
-    if SIGNED.match(t):
-        return "signature"
-    if _NOTATION.match(t):
-        return "letter notation"
-    if _BLANK_PAGE.match(t):
-        return "blank page notice"
-    if _CALLOUT.match(t):
-        return "a safety notice's label"
-    if _FOOTNOTE.match(t):
-        return "footnote"
-    if _CAPTION.search(t):
-        return "a table's or a figure's caption"
+    why = next((why for found, why in _BY_TEXT if found(t)), None)
+    if why is not None:
+        return why
     if _CONTINUED.search(t) and not t.lower().startswith(("contents", "table of contents")):
         return "continued repeat"
     if page <= 2 and _SEC_COVER.match(t):
