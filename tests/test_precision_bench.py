@@ -163,6 +163,14 @@ def test_the_development_set_of_other_kinds_has_the_same_shape():
     assert not others & {r["doc"] for r in rows}
 
 
+def test_the_test_set_of_chinese_prospectuses_has_the_same_shape():
+    rows = P.load_labels(P.LABELS.parent / "heading_precision_test_prospectus_zh.jsonl")
+    assert len(rows) == 90 and Counter(r["doc"] for r in rows) == Counter({r["doc"]: 30 for r in rows})
+    for r in rows:
+        assert (r["category"] is None) == r["label"] and (r["label"] or r["category"] in P.CATEGORIES)
+    assert "prospectus-zh" in P.SEARCH  # the benchmark finds them in the shared data's folder
+
+
 def test_the_test_set_of_other_families_shares_no_document_with_any_other_label_set():
     rows = P.load_labels(P.LABELS.parent / "heading_precision_test_other_families.jsonl")
     assert len(rows) == 153 and len({r["doc"] for r in rows}) == 8

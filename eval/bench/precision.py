@@ -54,7 +54,7 @@ from eval.bench.common import REPO, bootstrap_ci, data_dir, fmt, run_info
 
 LABELS = REPO / "eval" / "data" / "heading_precision_labels.jsonl"
 #: where a labelled document is looked for, below the shared data folder
-SEARCH = ("headings", "retrieval/pdfs", "longdoc/pdfs", "longdoc")
+SEARCH = ("headings", "retrieval/pdfs", "longdoc/pdfs", "longdoc", "prospectus-zh")
 CATEGORIES = ("table", "fragment", "name", "closing", "chart", "cover", "furniture", "body", "other")
 
 
