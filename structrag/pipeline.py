@@ -52,6 +52,8 @@ def detect_headings(
     contents: ContentsMode = "auto",
     min_score: float = 2.0,
     min_outline_entries: int = 3,
+    layout_model: bool = False,
+    password: str | None = None,
 ) -> tuple[Heading, ...]:
     """Headings of ``document`` in reading order.
 
@@ -67,6 +69,11 @@ def detect_headings(
     at least ``min_score``) are returned.  On both paths a glossary's defined
     terms are left out (:func:`.headings.glossary.glossary_terms`).  Every
     heading carries its reasons.
+
+    ``layout_model=True`` asks PyMuPDF's layout model for a second opinion on
+    the layout-detected headings (:mod:`.headings.layout_model`): one inside a
+    table or a picture is left out.  It reads the PDF again (``password`` for
+    an encrypted one) at about 0.2 s a page.
     """
     if outline not in ("auto", "ignore"):
         raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")
@@ -79,8 +86,12 @@ def detect_headings(
         found = read_contents(document)
         if found.usable:
             layout = merge_headings(found.headings, layout, document)
-    terms = glossary_terms(layout)  # a glossary's defined terms are its entries, not sections
-    return tuple(h for k, h in enumerate(layout) if k not in terms)
+    drop = set(glossary_terms(layout))  # a glossary's defined terms are its entries, not sections
+    if layout_model:
+        from .headings.layout_model import layout_vetoes
+
+        drop |= set(layout_vetoes(document, layout, password=password))
+    return tuple(h for k, h in enumerate(layout) if k not in drop)
 
 
 
@@ -109,12 +120,15 @@ def parse_document(
     progress: bool | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
     fallback: Any = None,
+    layout_model: bool = False,
+    password: str | None = None,
     **predictor_options: Any,
 ) -> ParsedDocument:
     """Headings and tree for an extracted document (see :func:`parse_pdf`)."""
     stats: dict[str, Any] = {}
     t0 = time.perf_counter()
-    headings = detect_headings(document, outline=outline, contents=contents, min_score=min_score)
+    headings = detect_headings(document, outline=outline, contents=contents, min_score=min_score,
+                               layout_model=layout_model, password=password)
     stats["detect_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if headings and any(h.level is None or h.level_source == SECONDARY for h in headings):
@@ -158,6 +172,7 @@ def parse_pdf(
     min_score: float = 2.0,
     checkpoint: str | os.PathLike[str] | None = None,
     fallback: Any = None,
+    layout_model: bool = False,
     **predictor_options: Any,
 ) -> ParsedDocument:
     """Extract ``path``, find its headings, predict their levels, build the tree.
@@ -167,7 +182,8 @@ def parse_pdf(
     otherwise.  ``contents="auto"`` then takes the entries of the printed table
     of contents, located on their pages, as headings with their levels fixed,
     beside the layout-detected headings it does not list (``"ignore"``: layout
-    only).  Levels not fixed are predicted with ``predictor`` (a name
+    only; ``layout_model=True``: PyMuPDF's layout model rules out headings
+    inside tables and pictures, :func:`detect_headings`).  Levels not fixed are predicted with ``predictor`` (a name
     such as ``learned``, ``rules``, ``font-size``, ``vlm``, or a
     :class:`~structrag.levels.base.LevelPredictor`) over the ``memory``
     strategy.  Raises the errors of :func:`structrag.extraction.extract`.
@@ -186,6 +202,8 @@ def parse_pdf(
         progress=progress,
         checkpoint=checkpoint,
         fallback=fallback,
+        layout_model=layout_model,
+        password=password,
         **predictor_options,
     )
     parsed.stats["extract_s"] = extract_s

@@ -230,15 +230,16 @@ def sha1_of(path: Path) -> str:
     return hashlib.sha1(path.read_bytes()).hexdigest()
 
 
-def detect(path: Path):
-    """(document, detected headings) with the outline ignored, as every figure here is measured."""
+def detect(path: Path, layout_model: bool = False):
+    """(document, detected headings) with the outline ignored, as every figure here is measured
+    (``layout_model``: with PyMuPDF's layout model's second opinion, :mod:`structrag.headings.layout_model`)."""
     from structrag.extraction import extract
     from structrag.pipeline import detect_headings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         doc = extract(path)
-        return doc, detect_headings(doc, outline="ignore")
+        return doc, detect_headings(doc, outline="ignore", layout_model=layout_model)
 
 
 def page_lines(path: Path) -> list[list[tuple[str, float, int]]]:
@@ -275,12 +276,12 @@ def load_labels(path: Path) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the benchmark
 
 
-def score_document(path: Path, labels: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def score_document(path: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = False) -> dict[str, Any]:
     """Every figure of one labelled document."""
     from eval.trees import heading_prf
 
     sha1 = sha1_of(path)
-    doc, heads = detect(path)
+    doc, heads = detect(path, layout_model)
     m = match_labels([(h.page, h.text) for h in heads], labels, sha1)
     strata = Counter(stratum(h.source, h.reasons) for h in heads)
     lines = page_lines(path)
@@ -308,7 +309,7 @@ def score_document(path: Path, labels: Sequence[Mapping[str, Any]]) -> dict[str,
     }
 
 
-def run(data: Path, labels: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def run(data: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = False) -> dict[str, Any]:
     by_doc: dict[str, list] = defaultdict(list)
     for lab in labels:
         by_doc[lab["doc"]].append(lab)
@@ -318,7 +319,7 @@ def run(data: Path, labels: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if path is None:
             missing.append(name)
             continue
-        rows.append(score_document(path, by_doc[name]))
+        rows.append(score_document(path, by_doc[name], layout_model))
         r = rows[-1]
         print(f"{name:48s} precision {r['precision']:.3f} ({r['kept']}/{r['labelled']} kept)", file=sys.stderr)
     cats = Counter(lab.get("category") or "other" for lab in labels if not lab["label"])
@@ -416,6 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floor", type=int, default=2, help="headings drawn first from each stratum (--sample; 0: proportional)")
     ap.add_argument("--exclude", type=Path, action="append", default=[],
                     help="labels whose headings are not drawn again (--sample; repeatable)")
+    ap.add_argument("--layout-model", action="store_true",
+                    help="detect with PyMuPDF's layout model's second opinion (structrag toc --layout-model)")
     ap.add_argument("pdfs", nargs="*", type=Path, help="PDFs to sample (--sample)")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else data_dir()
@@ -433,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     if not data.is_dir():
         print(f"no shared data folder at {data} (pass --data)", file=sys.stderr)
         return 2
-    res = run(data, [lab for f in label_files for lab in load_labels(f)])
+    res = run(data, [lab for f in label_files for lab in load_labels(f)], args.layout_model)
     md = to_markdown(res, run_info("eval.bench.precision", argv))
     if args.md:
         args.md.parent.mkdir(parents=True, exist_ok=True)
