@@ -100,6 +100,7 @@ class ParseOptions(_Options):
     min_score: float | None = None
     max_pages: int | None = None
     password: str | None = None
+    layout_model: bool | None = None
 
     def __post_init__(self) -> None:
         # fail when the index is set up, not once per document
@@ -115,6 +116,8 @@ class ParseOptions(_Options):
                                            or not isinstance(self.min_score, (int, float))):
             self._fail("min_score", "a number")
         self._check_int("max_pages", 1)
+        if self.layout_model is not None and not isinstance(self.layout_model, bool):
+            self._fail("layout_model", "True or False")
 
 
 @dataclass(frozen=True)

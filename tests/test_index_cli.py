@@ -116,3 +116,13 @@ def test_demo_on_the_shared_report(shared_data, tmp_path, capsys):
     assert main(["demo", "--cache", str(tmp_path), "--no-progress", "--mode", "bm25"]) == 0
     out = capsys.readouterr().out
     assert "3M_2018_10K.pdf: 160 pages" in out and "question:" in out and " 1. 3M_2018_10K.pdf" in out
+
+
+def test_index_with_the_layout_model_stores_the_option(tmp_path, capsys):
+    from retrievers import Index
+
+    pdf = make_report(tmp_path / "acme.pdf")
+    assert main(["index", str(pdf), "--out", str(tmp_path / "ix"), "--no-dense", "--layout-model", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == 1
+    with Index.open(tmp_path / "ix") as index:
+        assert index.parse_options.layout_model is True

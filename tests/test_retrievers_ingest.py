@@ -58,6 +58,8 @@ def test_index_refuses_bad_options_before_any_document(tmp_path):
         Index.create(tmp_path / "a", dense=False, parse_options={"outline": "sometimes"})
     with pytest.raises(ConfigError, match="progress"):
         Index.create(tmp_path / "b", dense=False, parse_options={"progress": True})
+    with pytest.raises(ConfigError, match="layout_model must be True or False"):
+        Index.create(tmp_path / "d", dense=False, parse_options={"layout_model": "yes"})
     with Index.create(tmp_path / "c", dense=False) as index, pytest.raises(ConfigError, match="overlap"):
         index.add([], chunk_options={"overlap": -2})
 
