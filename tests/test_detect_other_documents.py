@@ -62,16 +62,22 @@ def test_a_signing_party_over_its_by_line_is_no_heading():
     assert page_reasons(byline, {0}) == {}
 
 
+def _reads(reason: str, page: int, lines: tuple[str, ...], titles: tuple[str, ...]) -> None:
+    """``text_reason`` gives ``reason`` for each of ``lines`` on ``page`` and nothing for the ``titles``."""
+    for line in lines:
+        assert text_reason(line, page) == reason, line
+    for title in titles:
+        assert text_reason(title, page) is None, title
+
+
 def test_a_papers_byline_of_authors_is_no_heading():
-    for byline in ("Liangming Pan1,2 Xiaobao Wu3 Xinyuan Lu4 Anh Tuan Luu3",
-                   "Xinyuan Lu∗1,2 Liangming Pan∗3 Qian Liu4",
-                   "Liangming Pan, Michael Saxon, Wenda Xu, Deepak Nathani, Xinyi Wang"):
-        assert text_reason(byline, 0) == "a byline of authors", byline
-    assert text_reason("Liangming Pan1,2 Xiaobao Wu3", 4) is None  # on the first page only
     # capitalised phrases between commas are no names without the marks, nor are numbered items
-    for title in ("Net Sales, Operating Income", "Revenue, Net Income and Cash Flow", "Scope 1, 2 and 3 Emissions",
-                  "Q3 Highlights and Outlook"):
-        assert text_reason(title, 0) is None, title
+    _reads("a byline of authors", 0,
+           ("Liangming Pan1,2 Xiaobao Wu3 Xinyuan Lu4 Anh Tuan Luu3", "Xinyuan Lu∗1,2 Liangming Pan∗3 Qian Liu4",
+            "Liangming Pan, Michael Saxon, Wenda Xu, Deepak Nathani, Xinyi Wang"),
+           ("Net Sales, Operating Income", "Revenue, Net Income and Cash Flow", "Scope 1, 2 and 3 Emissions",
+            "Q3 Highlights and Outlook"))
+    assert text_reason("Liangming Pan1,2 Xiaobao Wu3", 4) is None  # on the first page only
 
 
 def test_a_titles_colon_hands_over_to_its_subtitle_in_italics(tmp_path):
@@ -100,11 +106,9 @@ def test_a_titles_colon_hands_over_to_its_subtitle_in_italics(tmp_path):
 
 
 def test_a_safety_notices_label_is_no_heading():
-    for label in ("WARNING !", "CAUTION", "Note:", "DANGER"):
-        assert text_reason(label, 7) == "a safety notice's label", label
-    for title in ("Notes", "Warning Signs", "Notice of Annual Meeting",
-                  "Cautionary Note Regarding Forward-Looking Statements"):
-        assert text_reason(title, 7) is None, title
+    _reads("a safety notice's label", 7, ("WARNING !", "CAUTION", "Note:", "DANGER"),
+           ("Notes", "Warning Signs", "Notice of Annual Meeting",
+            "Cautionary Note Regarding Forward-Looking Statements"))
 
 
 def test_a_heading_stopping_mid_phrase_is_cut_off_but_a_run_in_heading_is_not(tmp_path):
@@ -144,9 +148,8 @@ def test_a_short_documents_front_cover_opens_no_section(tmp_path):
 
 
 def test_a_web_or_mail_address_is_no_heading():
-    for line in ("To read the full report, go to: health2016.globalchange.gov", "Contact: ir@example.com",
-                 "PDF formatted using TopLeaf XML publisher www.turnkey.com.au", "https://github.com/pgf-tikz/pgf"):
-        assert text_reason(line, 3) == "a web or mail address", line
     # a company's name with its domain, in capitals or in its own spelling, stays a title
-    for title in ("AMAZON.COM, INC. CONSOLIDATED STATEMENTS OF CASH FLOWS", "Amazon.com Results of Operations"):
-        assert text_reason(title, 3) is None, title
+    _reads("a web or mail address", 3,
+           ("To read the full report, go to: health2016.globalchange.gov", "Contact: ir@example.com",
+            "PDF formatted using TopLeaf XML publisher www.turnkey.com.au", "https://github.com/pgf-tikz/pgf"),
+           ("AMAZON.COM, INC. CONSOLIDATED STATEMENTS OF CASH FLOWS", "Amazon.com Results of Operations"))

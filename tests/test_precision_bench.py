@@ -143,42 +143,34 @@ def test_labelled_set_shape():
     assert max(keys.values()) == 1  # one label per heading, across the rounds too (drawn with --exclude)
 
 
-def test_labels_on_documents_of_other_families_have_the_same_shape():
-    rows = P.load_labels(P.LABELS.parent / "heading_precision_dev_other_families.jsonl")
-    assert len(rows) == 200 and len({r["doc"] for r in rows}) == 8
+def _a_set_apart(name: str, labels: int, docs: int, marks: str) -> list[dict]:
+    """The label set ``name``'s shape, and no document shared with a set whose file name lacks ``marks``."""
+    rows = P.load_labels(P.LABELS.parent / name)
+    assert len(rows) == labels and len({r["doc"] for r in rows}) == docs
     for r in rows:
         assert (r["category"] is None) == r["label"] and (r["label"] or r["category"] in P.CATEGORIES)
-    # none of the 19 documents the held-out rounds are drawn from
-    rounds = {r["doc"] for f in P.LABELS.parent.glob("heading_precision_labels*.jsonl") for r in P.load_labels(f)}
-    assert not rounds & {r["doc"] for r in rows}
+    others = {r["doc"] for f in P.LABELS.parent.glob("heading_precision_*.jsonl") if marks not in f.name
+              for r in P.load_labels(f)}
+    assert not others & {r["doc"] for r in rows}
+    return rows
+
+
+def test_labels_on_documents_of_other_families_have_the_same_shape():
+    _a_set_apart("heading_precision_dev_other_families.jsonl", 200, 8, "_dev_other_families")
 
 
 def test_the_development_set_of_other_kinds_has_the_same_shape():
-    rows = P.load_labels(P.LABELS.parent / "heading_precision_dev_other_kinds.jsonl")
-    assert len(rows) == 223 and len({r["doc"] for r in rows}) == 12
-    for r in rows:
-        assert (r["category"] is None) == r["label"] and (r["label"] or r["category"] in P.CATEGORIES)
-    others = {r["doc"] for f in P.LABELS.parent.glob("heading_precision_*.jsonl") if "_other_kinds" not in f.name
-              for r in P.load_labels(f)}
-    assert not others & {r["doc"] for r in rows}
+    _a_set_apart("heading_precision_dev_other_kinds.jsonl", 223, 12, "_other_kinds")
 
 
 def test_the_test_set_of_chinese_prospectuses_has_the_same_shape():
-    rows = P.load_labels(P.LABELS.parent / "heading_precision_test_prospectus_zh.jsonl")
-    assert len(rows) == 90 and Counter(r["doc"] for r in rows) == Counter({r["doc"]: 30 for r in rows})
-    for r in rows:
-        assert (r["category"] is None) == r["label"] and (r["label"] or r["category"] in P.CATEGORIES)
+    rows = _a_set_apart("heading_precision_test_prospectus_zh.jsonl", 90, 3, "_prospectus_zh")
+    assert Counter(r["doc"] for r in rows) == Counter({r["doc"]: 30 for r in rows})
     assert "prospectus-zh" in P.SEARCH  # the benchmark finds them in the shared data's folder
 
 
 def test_the_test_set_of_other_families_shares_no_document_with_any_other_label_set():
-    rows = P.load_labels(P.LABELS.parent / "heading_precision_test_other_families.jsonl")
-    assert len(rows) == 153 and len({r["doc"] for r in rows}) == 8
-    for r in rows:
-        assert (r["category"] is None) == r["label"] and (r["label"] or r["category"] in P.CATEGORIES)
-    others = {r["doc"] for f in P.LABELS.parent.glob("heading_precision_*.jsonl") if "test_" not in f.name
-              for r in P.load_labels(f)}
-    assert not others & {r["doc"] for r in rows}
+    _a_set_apart("heading_precision_test_other_families.jsonl", 153, 8, "test_other_families")
 
 
 def test_a_proportional_draw_has_no_floor():
