@@ -27,7 +27,7 @@ from .not_headings import cover_reason, is_table_line, page_reasons, row_of_figu
 from .tables import lone_captions, recurring_captions
 from .outline import heading_from_block
 from .sentences import sentence_titles
-from .whole_text import cut_off, ends_sentence, leads_in, lone_qualifier
+from .whole_text import RUN_IN, cut_off, ends_sentence, leads_in, lone_qualifier
 from .wrapped import continues_title, join_wrapped, union_bbox
 
 __all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]
@@ -38,7 +38,6 @@ _STRONG_SCHEMES = {"item", "part", "note", "schedule", "chapter", "article", "ap
                    "cn-section", "cn-chapter", "cn-part"}
 _CJK = re.compile(rf"[{HAN}]")
 _AMOUNT = re.compile(r"^[(\-–$€£¥]*\d[\d,.]*[)%]?$")
-_LEAD_IN = re.compile(r"[.:;—–]\s")  # the end of a run-in lead-in: "Transfers. A transfer ..."
 _YEAR = re.compile(r"^(19|20)\d\d$|^\d{1,2}(\.\d{1,2})+\.?$")  # years and section numbers are no figures
 
 
@@ -145,7 +144,7 @@ def score_block(
     # felony ... against the"): short numbered titles and run-in ones ("(ii) Transfers. A transfer ...")
     # are underlined or otherwise marked in ways the blocks do not carry.
     in_page_body = page_share >= _PAGE_BODY_SHARE and not b.bold and (
-        num is None or (len(text) > 90 and not _LEAD_IN.search(rest[:80])))
+        num is None or (len(text) > 90 and not RUN_IN.search(rest[:80])))
     r = b.size / body.size if body.size else 1.0
     if in_page_body:
         r = min(r, 1.0)

@@ -12,7 +12,7 @@ import re
 
 from ..text import starts_lower
 
-__all__ = ["leads_in", "cut_off", "ends_sentence", "lone_qualifier", "QUALIFIER", "REGISTRANT"]
+__all__ = ["leads_in", "cut_off", "ends_sentence", "lone_qualifier", "QUALIFIER", "REGISTRANT", "RUN_IN"]
 
 #: a sentence that introduces what follows it ("Asset management fees increased driven by:", "... consist of:"):
 #: a title never ends on a function word
@@ -38,7 +38,7 @@ def cut_off(text: str) -> bool:
     SHAREOWNERS OF"): the rest of the title went elsewhere, or the line is a table's or a sentence's.  A run-in
     heading with its paragraph's first line ("Purpose. The purpose of the Plan is to ... and") is left alone."""
     t = " ".join(text.split())
-    return _CUT_END.search(t) is not None and _RUN_IN.search(t) is None
+    return _CUT_END.search(t) is not None and RUN_IN.search(t) is None
 
 
 def ends_sentence(text: str) -> bool:
@@ -64,6 +64,7 @@ REGISTRANT = re.compile(r"^\S.{0,80}\band\s+(?:its\s+)?(?:consolidated\s+)?subsi
 QUALIFIER = re.compile(r"^\([^()\d]{2,30}\)$")
 _TAG = re.compile(r"^\[[^\[\]]{2,60}\]$")
 _CUT_END = re.compile(r"(?:\s(?:the|an|of|and|or|&)|,)$", re.I)
-_RUN_IN = re.compile(r"[.:;]\s|\s[—–]\s")  # a lead-in's end, then its paragraph
+#: the end of a run-in heading's lead-in, its paragraph going on after it ("Transfers. A transfer ...")
+RUN_IN = re.compile(r"[.:;—–]\s")
 #: a sentence's full stop (not an abbreviation's: "etc." and "Inc." end titles too)
 _STOP_END = re.compile(r"[a-z]{3,}[.!?]['\"”’)]?$")
