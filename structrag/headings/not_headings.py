@@ -53,9 +53,11 @@ _CLOSING = re.compile(
     r"^(?:sincerely(?: yours)?|yours (?:sincerely|faithfully|truly)|(?:with )?(?:best|kind|warm(?:est)?) regards"
     r"|respectfully(?: submitted| yours)?|cordially|(?:with )?best wishes|regards"
     r"|(?:accepted|acknowledged|agreed),? and (?:agreed|accepted|acknowledged)(?: to)?)\s*[,.!:]?$", re.I)
-#: a letter's notations after its signature ("Enclosures: ...", "cc: ..."), a safety notice's label, a blank page
+#: a letter's notations after its signature ("Enclosures: ...", "cc: ..."), a web or mail address (a domain in
+#: lower case: "AMAZON.COM, INC." is a name), a safety notice's label, a blank page
 _NOTATION = re.compile(r"^(?:enclosures?|encl\.?|cc|bcc|attachments?)\s*:\s*\S", re.I)
-_ADDRESS = re.compile(r"https?://|\bwww\.|\b[\w.-]+@[\w-]+\.[a-z]|(?<![\w.])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|gov|edu|net)\b")
+_ADDRESS = re.compile(r"https?://|\bwww\.|\b[\w.-]+@[\w-]+\.[a-z]"
+                      r"|(?<![\w.])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|gov|edu|net)\b")
 _CALLOUT = re.compile(r"^(?:danger|warning|caution|notice|note)\s*[!:]?$", re.I)
 _BLANK_PAGE = re.compile(r"^[\[(]?\s*(?:this\s+page\s+(?:has\s+been\s+|is\s+)?(?:intentionally\s+)?left\s+blank"
                          r"|intentionally\s+(?:left\s+)?blank)\.?\s*[\])]?$", re.I)
