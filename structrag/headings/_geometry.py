@@ -6,12 +6,20 @@ from __future__ import annotations
 from ..model import Block
 from ..text import latin_capitals
 
-__all__ = ["pitch", "close_below", "tight", "touching", "at_row_spacing", "prominence"]
+__all__ = ["pitch", "close_below", "tight", "touching", "at_row_spacing", "prominence", "share_inside"]
 
 
 def pitch(b: Block) -> float:
     """Distance from one line to the next in ``b`` (its height for one line)."""
     return (b.bbox[3] - b.bbox[1]) / max(b.line_count, 1)
+
+
+def share_inside(box, region) -> float:
+    """Share of ``box``'s area (x0, y0, x1, y1) that lies inside ``region``; 0 for an empty box."""
+    w = min(box[2], region[2]) - max(box[0], region[0])
+    h = min(box[3], region[3]) - max(box[1], region[1])
+    area = (box[2] - box[0]) * (box[3] - box[1])
+    return max(w, 0.0) * max(h, 0.0) / area if area > 0 else 0.0
 
 
 def close_below(a: Block, b: Block, factor: float) -> bool:

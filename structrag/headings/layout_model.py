@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from pathlib import Path
 from typing import Iterable, Sequence
 
 from .._pymupdf import MuPDFMessages, import_pymupdf
+from ..files import require_regular_file
 from ..errors import ConfigError, InputError
 from ..model import Block, Document, Heading
+from ._geometry import share_inside
 from .tables import prose
 
 __all__ = ["VETO_CLASSES", "layout_regions", "layout_vetoes"]
@@ -50,9 +51,9 @@ def layout_regions(document: Document, pages: Iterable[int], password: str | Non
 
     The PDF is read again from ``document.path``; a file that is no longer the one extracted (another SHA-1)
     raises :class:`~structrag.errors.InputError` rather than lend its regions to the wrong document."""
-    path = Path(document.path)
+    path = require_regular_file(document.path)  # a FIFO or a device put in its place would block the read
     try:
-        data = path.read_bytes()
+        data = path.read_bytes()  # read once: the bytes hashed are the bytes the model reads
     except OSError as e:
         raise InputError(f"cannot be read again for the layout model: {e}", path=path) from e
     if document.sha1 and hashlib.sha1(data).hexdigest() != document.sha1:
@@ -75,17 +76,10 @@ def layout_regions(document: Document, pages: Iterable[int], password: str | Non
     return out
 
 
-def _share_inside(box: Sequence[float], region: Sequence[float]) -> float:
-    w = min(box[2], region[2]) - max(box[0], region[0])
-    h = min(box[3], region[3]) - max(box[1], region[1])
-    area = (box[2] - box[0]) * (box[3] - box[1])
-    return max(w, 0.0) * max(h, 0.0) / area if area > 0 else 0.0
-
-
 def _holds_prose(blocks: Sequence[Block], region: Sequence[float]) -> bool:
     """Whether running text lies in ``region``: no table or picture holds paragraphs, so the model misread it
     (a filing's notes page taken for a table, a page drawn in a way it takes for an image)."""
-    return any(prose(b) and _share_inside(b.bbox, region) >= _INSIDE for b in blocks)
+    return any(prose(b) and share_inside(b.bbox, region) >= _INSIDE for b in blocks)
 
 
 def layout_vetoes(document: Document, headings: Sequence[Heading],
@@ -107,7 +101,7 @@ def layout_vetoes(document: Document, headings: Sequence[Heading],
         if h.source != "layout" or h.bbox is None:
             continue
         for r, c in usable.get(h.page, ()):
-            if _share_inside(h.bbox, r) >= _INSIDE:
+            if share_inside(h.bbox, r) >= _INSIDE:
                 out[k] = f"inside a {c} (layout model)"
                 break
     return out

@@ -40,7 +40,7 @@ from typing import Sequence
 
 from ..model import Block, Heading
 from ..text import WIDE_CHAR, latin_capitals, normalize_title, starts_lower
-from ._geometry import at_row_spacing, close_below, pitch, tight, touching
+from ._geometry import at_row_spacing, close_below, pitch, share_inside, tight, touching
 from .lists import SENTENCE as _SENTENCE
 from .lists import contents_listing, exhibit_index, figure_labels, form_fields, list_items, stacked_labels
 from .lists import numbered as _numbered
@@ -165,10 +165,7 @@ def cover_reason(blocks: Sequence[Block], page: int, page_count: int) -> str | N
 
 def _covers(o: Block, b: Block) -> bool:
     """``o``'s box holds most of ``b``'s: ``b`` is printed on ``o``'s lines."""
-    w = min(o.bbox[2], b.bbox[2]) - max(o.bbox[0], b.bbox[0])
-    h = min(o.bbox[3], b.bbox[3]) - max(o.bbox[1], b.bbox[1])
-    area = (b.bbox[2] - b.bbox[0]) * (b.bbox[3] - b.bbox[1])
-    return w > 0 and h > 0 and area > 0 and w * h >= 0.6 * area
+    return share_inside(b.bbox, o.bbox) >= 0.6
 
 
 #: a change in points after its figure, set apart or not ("1 pt", "(2)pts", "25 bps"): a cell like a per-cent
