@@ -17,7 +17,9 @@ from structrag.errors import ConfigError
 
 __all__ = ["register"]
 
-DEFAULT_OUT = "eval/out"
+#: where reports go without --out, relative to the working directory; not "eval/...": a folder named
+#: "eval" there would hide the installed eval package from Python run in that folder
+DEFAULT_OUT = "structrag-out"
 
 
 def _value(text: str) -> Any:
@@ -205,7 +207,7 @@ def register(subparsers: Any) -> None:
     a.add_argument("--index", default=None, help="an existing index of data/retrieval/pdfs (default: build one under .cache/)")
     a.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_OUT}/report[-quick])")
     a.add_argument("--results", default=None, metavar="FILE",
-                   help="also put the report into FILE between its marker lines (eval/RESULTS.md)")
+                   help="also put the report into FILE (Markdown) between its two marker lines")
     a.add_argument("--progress", dest="progress", action="store_true", default=None)
     a.add_argument("--no-progress", dest="progress", action="store_false")
     a.set_defaults(func=_cmd_report)

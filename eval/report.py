@@ -104,7 +104,7 @@ def _index_for(pdf_dir: Path, cache: Path | None, progress: bool | None, predict
 def run_report(
     data: str | os.PathLike | None = None,
     *,
-    out_dir: str | os.PathLike = "eval/out/report",
+    out_dir: str | os.PathLike = "structrag-out/report",
     quick: bool = False,
     parts: Sequence[str] | None = None,
     index_dir: str | os.PathLike | None = None,

@@ -1,7 +1,7 @@
 """Chunking benchmark: chunk statistics, throughput, and page-level retrieval through LlamaIndex.
 
     nice -n 10 python -m eval.bench.chunking [--data ../shared/data] [--docs A.pdf B.pdf]
-        [--chunk-size 256] [--predictor learned] [--skip-retrieval] [--out eval/out/chunking.json]
+        [--chunk-size 256] [--predictor learned] [--skip-retrieval] [--out structrag-out/chunking/chunking.json]
 
 Part 1 (stats): every PDF of ``retrieval/pdfs`` is parsed once with
 :func:`structrag.pipeline.parse_pdf` (cached under ``.cache/chunking``), then
@@ -54,7 +54,7 @@ from typing import Any, Callable, Iterable, List, Sequence
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from eval.bench.common import CACHE, REPO, data_dir  # noqa: E402
+from eval.bench.common import CACHE, data_dir, out_path  # noqa: E402
 from eval.retrieval_metrics import evaluate, pages_from_hits  # noqa: E402
 from eval.runners import load_queries  # noqa: E402
 from structrag.chunking import chunk_document, sections  # noqa: E402
@@ -335,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--skip-retrieval", action="store_true")
     ap.add_argument("--max-seq-length", type=int, default=256, help="MiniLM input cut-off in word pieces")
     ap.add_argument("--cache", type=Path, default=CACHE / "chunking")
-    ap.add_argument("--out", type=Path, default=REPO / "eval" / "out" / "chunking.json")
+    ap.add_argument("--out", type=Path, default=Path(out_path("chunking", "chunking.json")))
     args = ap.parse_args(argv)
 
     folder = args.data / "retrieval"

@@ -1,7 +1,7 @@
-"""Collection-wide retrieval, leave one family out (issues 22 and 26).
+"""Collection-wide retrieval, leave one family out.
 
     nice -n 10 python -m eval.bench.collection [--sets filings,longdoc] [--variants portable,no-concepts] \
-        [--route] [--one-index] [--out eval/out/collection.json]   # variants: portable, no-concepts, no-doc, page-text, no-open-page
+        [--route] [--one-index] [--out structrag-out/collection/collection.json]   # variants: portable, no-concepts, no-doc, page-text, no-open-page
 
 The question does not name its document: each query is ranked over every chunk of its
 set's index (the 37 filings, the 24 long documents), and a page counts only in the
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.bench.common import REPO, bootstrap_ci, bootstrap_ratio, paired_diff
+from eval.bench.common import REPO, bootstrap_ci, bootstrap_ratio, out_path, paired_diff
 from eval.bench.generalise import (
     DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, add_narrative_arg, monotone_for, load_parts, per_query, training_sets,
 )
@@ -45,17 +45,17 @@ from retrievers.index import Index
 from retrievers.ranking import named_first
 from retrievers.training import leave_one_family_out, make_training_set
 
-#: feature sets compared (the shipped set, and the same without the concept features of issue 26)
+#: feature sets compared (the shipped set, and the same without the concept features)
 VARIANTS = {
     "portable": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats),
     "no-concepts": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in CONCEPT_FEATURES),
-    # without the issuer/period agreement features of issue 22 (the routed candidates and the identity
+    # without the issuer/period agreement features (the routed candidates and the identity
     # words counted as found stay: they are not features)
     "no-doc": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in DOC_FEATURES),
-    # with the whole-page text features of issue 22 item 5 (retrievers.page_features; not shipped)
+    # with the whole-page text features (retrievers.page_features; not shipped: they cost the filings)
     "page-text": lambda feats: tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES
                                      if f in feats and f not in OPEN_PAGE_FEATURES),
-    # without the open-question page-text features (the design shipped before section 27)
+    # without the open-question page-text features (the design shipped before them)
     "no-open-page": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in OPEN_PAGE_FEATURES),
 }
 
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
     ap.add_argument("--one-index", action="store_true",
                     help="rank every set's questions over one index of all the shared reports "
                          "(python -m eval.bench.generalise_build --sets all --models e5) instead of its set's index")
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "collection.json"))
+    ap.add_argument("--out", default=out_path("collection", "collection.json"))
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     t0 = time.perf_counter()

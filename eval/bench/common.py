@@ -22,6 +22,8 @@ from eval.shared_data import shared_data_dir
 __all__ = [
     "REPO",
     "CACHE",
+    "OUT",
+    "out_path",
     "data_dir",
     "commit",
     "run_info",
@@ -38,6 +40,14 @@ __all__ = [
 REPO = Path(__file__).resolve().parents[2]
 #: where benchmarks keep indexes, extractions and models between runs
 CACHE = REPO / ".cache"
+#: where a benchmark writes its results when ``--out`` is not given, relative to the working directory;
+#: not ``eval/...``: a folder named ``eval`` in the working directory would hide the ``eval`` package
+OUT = Path("structrag-out")
+
+
+def out_path(bench: str, name: str) -> str:
+    """The default ``--out`` of benchmark ``bench``: ``structrag-out/<bench>/<name>``."""
+    return str(OUT / bench / name)
 
 
 # --------------------------------------------------------------------------- data and provenance
@@ -69,7 +79,7 @@ def run_info(module: str, argv: Sequence[str] | None) -> dict[str, str]:
 
 # --------------------------------------------------------------------------- bootstrap
 # Queries are resampled with replacement, 2,000 times, seed 0; every interval is the 2.5 / 97.5
-# percentile pair rounded to 3 places (the figures in eval/RESULTS.md were computed this way).
+# percentile pair rounded to 3 places (every published interval was computed this way).
 
 
 def fmt(x: Any, nd: int = 3) -> str:
@@ -131,7 +141,7 @@ def paired_diff(pa: dict, pb: dict, qids: Sequence[str], metric: str = "map", n:
 #: the level-model sources whose change makes a cached model stale
 #: Every module of the level stage, not only the features: DAgger training walks the document with the
 #: driver (and the document's own logic, structrag/levels/logic.py), so a model trained under older driver
-#: code must not be reused (it was: the cached models of section 22's "after" run predate its driver).
+#: code must not be reused (a stale cache once gave figures from models older than the driver scored).
 _LEVEL_SOURCES = tuple(sorted(p.name for p in (Path(__file__).resolve().parents[2] / "structrag" / "levels").glob("*.py")))
 
 

@@ -1,4 +1,4 @@
-"""Build the packaged concept vocabulary ``retrievers/data/concepts.json`` (issue 26).
+"""Build the packaged concept vocabulary ``retrievers/data/concepts.json``.
 
     python -m eval.bench.concepts_build [--wheel edgartools-5.62.1-py3-none-any.whl]
 

@@ -1,4 +1,4 @@
-"""Benchmark of the printed table of contents as a heading signal (issue 13, deliverable 1).
+"""Benchmark of the printed table of contents as a heading signal.
 
 Outline ignored everywhere (it is the answer key).  For every document:
 
@@ -18,7 +18,7 @@ Outline ignored everywhere (it is the answer key).  For every document:
 Usage::
 
     python -m eval.bench.contents [--data DIR] [--groups headings,retrieval,longdoc,prospectus]
-                                  [--out eval/reports/contents.md] [--json FILE]
+                                  [--out structrag-out/contents/contents.md] [--json FILE]
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def _counts_table(rows: list[dict[str, Any]], name_key: str) -> list[str]:
 
 
 def to_markdown(res: dict[str, Any], command: str) -> str:
-    L = ["# The printed table of contents as a heading signal (issue 13)", "",
+    L = ["# The printed table of contents as a heading signal", "",
          f"Command: `{command}` — commit `{commit()}`, {platform.machine()}, Python {platform.python_version()}, "
          "one process, CPU time.", "",
          "Outline ignored throughout. *entries*: contents rows read as entries; *labelled*: with a printed page "

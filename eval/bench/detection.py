@@ -1,4 +1,4 @@
-"""Benchmark of the foundation stage: extraction + heading detection (issue 2).
+"""Benchmark of the foundation stage: extraction + heading detection.
 
 For every outline-bearing PDF of a folder (default ``../shared/data/headings``),
 with the outline ignored:
@@ -12,7 +12,7 @@ with the outline ignored:
 
 Usage::
 
-    python -m eval.bench.detection [--data DIR] [--out eval/reports/extraction.md] [--json FILE]
+    python -m eval.bench.detection [--data DIR] [--out structrag-out/detection/extraction.md] [--json FILE]
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def run(data: Path) -> dict:
 
 def to_markdown(res: dict, command: str) -> str:
     lines = [
-        "# Extraction and heading detection (issue 2)",
+        "# Extraction and heading detection",
         "",
         f"Command: `{command}` — commit `{commit()}`, {platform.processor() or platform.machine()}, "
         f"Python {platform.python_version()}, one process (CPU time).",

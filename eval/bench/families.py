@@ -1,4 +1,4 @@
-"""Leave-one-family-out figures for heading trees (issue 13): the headline for documents nobody tuned for.
+"""Leave-one-family-out figures for heading trees: the headline for documents nobody tuned for.
 
 Every outline-bearing PDF of ``../shared/data`` is a reference document: the 17 of ``headings/``
 (their cleaned ``.toc.json``) and the PDFs of ``retrieval/``, ``longdoc/`` and ``prospectus-zh/``
@@ -10,7 +10,7 @@ company's filings, one agency's reports, one manual series, one paper template.
 
 For each family the learned level model is trained on the documents of every *other* family
 (DAgger cross-fitting included) and scored on the family's documents, so no figure here comes
-from a model that saw the family.  Training sources are compared (issue 13, item 4):
+from a model that saw the family.  Training sources are compared:
 
 * ``headings``: the 17 documents of ``headings/`` (what the shipped model trains on today);
 * ``outlines``: plus every other outline-bearing PDF (filings, papers, manuals, a prospectus);
@@ -28,7 +28,7 @@ Scored, per family and pooled by group (business / manual / paper):
 
 Usage::
 
-    python -m eval.bench.families --json eval/reports/families.json --report eval/reports/families.md
+    python -m eval.bench.families --json structrag-out/families/families.json --report structrag-out/families/families.md
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ def end_to_end(refs, family_of, model: HeldOutModels, predictors=("learned", "fo
 
 def write_report(res: dict, path: Path) -> None:
     L: list[str] = []
-    L += ["# Heading trees, leave one family out (issue 13)", "",
+    L += ["# Heading trees, leave one family out", "",
           f"Command: `{res['command']}` — commit `{res['commit']}`, {res['date']}, {res['machine']}.", "",
           "Every learned figure comes from a model that never saw the scored document's family "
           "(publisher/template). Reference = the PDF outline (partial trees: precision is a lower bound).", ""]
@@ -322,7 +322,7 @@ def write_report(res: dict, path: Path) -> None:
             src = e2e[keys[-1]]["documents"][d["doc_id"]]["sources"]
             L.append(f"| {d['doc_id']} | {d['family']} | " + " | ".join(cells) + " | "
                      + ", ".join(f"{a} {b}" for a, b in sorted(src.items())) + " |")
-        for label, sel in (("the 11 business documents of headings/ (the issue's target set)",
+        for label, sel in (("the 11 business documents of headings/ (the target set)",
                             lambda d: d["group"] == "business" and d["in_headings"]),
                            ("every business document", lambda d: d["group"] == "business"),
                            ("every document", lambda d: True)):

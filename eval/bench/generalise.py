@@ -1,7 +1,7 @@
-"""Retrieval on documents and questions nobody tuned for: leave-one-family-out (issue 14).
+"""Retrieval on documents and questions nobody tuned for: leave-one-family-out.
 
-    nice -n 10 python -m eval.bench.generalise [--seeds 0] [--out eval/out/generalise.json] \
-        [--report eval/reports/generalise.md] [--variants all] [--company-cv-seeds 0,1,2,3,4]
+    nice -n 10 python -m eval.bench.generalise [--seeds 0] [--out structrag-out/generalise/generalise.json] \
+        [--variants all] [--company-cv-seeds 0,1,2,3,4]
 
 Query sets (page-level relevance, each query ranked within its own document):
 
@@ -33,18 +33,18 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
   cross-validation over the training families (``python -m eval.bench.nested run --final``);
 * ``portable-weighted``: the same with family-balanced weights;
 * ``portable-unconstrained``: the shipped design without the monotone constraints;
-* ``portable-first``: the first shipped design of issue 14: the portable set without
+* ``portable-first``: the first shipped portable design: the portable set without
   ``same_word_anc``, family-balanced;
 * ``raw22``: the 22 original features, family-balanced;
 * ``no-mention``: ``portable`` without ``sec_mention`` / ``q_sec_mention``;
-* ``no-concepts``: ``portable`` without the concept and year features of issue 26
+* ``no-concepts``: ``portable`` without the concept and year features
   (:data:`retrievers.features.CONCEPT_FEATURES`): the shipped design before them;
-* ``page-text``: ``no-open-page`` with the whole-page text features of issue 22 item 5
-  (:data:`retrievers.features.PAGE_TEXT_FEATURES`, not monotone), not shipped (``eval/RESULTS.md``
-  section 21); the reports of section 21 were run while they were in ``portable``, where
-  ``ranker:portable`` is this variant and ``ranker:no-page-text`` the shipped design;
+* ``page-text``: ``no-open-page`` with the whole-page text features
+  (:data:`retrievers.features.PAGE_TEXT_FEATURES`, not monotone), not shipped: they lifted longdoc
+  to page-BM25 but cost the filings and the demo's answer; older reports, run while they were in
+  ``portable``, name this variant ``ranker:portable`` and the shipped design ``ranker:no-page-text``;
 * ``no-open-page``: ``portable`` without the open-question page-text features
-  (:data:`retrievers.features.OPEN_PAGE_FEATURES`): the design shipped before section 27;
+  (:data:`retrievers.features.OPEN_PAGE_FEATURES`): the design shipped before them;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
   10-K questions only gives elsewhere);
 * ``no-narrative``: ``portable`` trained without the ``narrative-en`` questions (the training
@@ -53,13 +53,13 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
   scored as it is (in-sample on the filings).
 
 Also: leave-one-set-out (train on the other query sets only), leave-one-company-out
-on the filings trained on the filings alone (the issue-5 protocol, over
+on the filings trained on the filings alone (the company-out protocol, over
 ``--company-cv-seeds``), leave-one-prospectus-out on the Chinese set, the
 tokenisers and dense models of the Chinese set, and section-naming questions
 against the others.
 
 Nothing here chooses a feature or a parameter: the configuration was fixed
-before this ran (see ``eval/reports/generalise.md``); the variants are reported,
+before this ran; the variants are reported,
 not selected from.
 """
 
@@ -76,7 +76,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.bench.common import REPO, bootstrap_ci, paired_diff
+from eval.bench.common import REPO, bootstrap_ci, out_path, paired_diff
 from eval.bench.generalise_tables import render
 from eval.bench.generalise_build import DATA, index_dir
 from eval.retrieval_metrics import evaluate
@@ -145,7 +145,7 @@ def load_parts(args) -> tuple[list[Part], dict[str, Index]]:
     narrative = getattr(args, "narrative_queries", "")
     if narrative and Path(narrative).exists():
         # document groups only: their collection groups as well cost the filings and longdoc within their
-        # documents (eval/RESULTS.md section 34)
+        # documents (measured leave one family out, paired by question)
         nen = [_with(q, set_name="narrative-en") for q in load_queries(narrative)]
         parts.append(Part("narrative-en", ix("filings", args.en_model), nen))
     return [p for p in parts if p.queries], opened
@@ -281,7 +281,7 @@ def main(argv=None) -> int:
                     help="group weights of the shipped design (chosen by python -m eval.bench.nested run --final)")
     ap.add_argument("--jobs", type=int, default=3, help="folds trained in parallel worker processes")
     ap.add_argument("--learning-rate", type=float, default=0.01)
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "generalise.json"))
+    ap.add_argument("--out", default=out_path("generalise", "generalise.json"))
     ap.add_argument("--zh-choices-only", action="store_true",
                     help="only the Chinese tokeniser and dense-model comparison (fast)")
     ap.add_argument("--lofo-families", default=None,
@@ -455,7 +455,7 @@ def score_and_finish(args, result, runs, parts, queries, set_of, test, per_seed_
                                         for s in {p.name for p in parts}}
     log("scored")
 
-    # the issue-5 protocol on the filings: leave-one-company-out, trained on the filings alone
+    # the company-out protocol on the filings: leave-one-company-out, trained on the filings alone
     fil = [p for p in parts if p.name == "filings"][0]
     if not [s for s in args.company_cv_seeds.split(",") if s]:
         fil = None
@@ -537,7 +537,7 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
 
 def zh_choices(args, cache: Path) -> dict:
     """The Chinese set's BM25 (chunks and whole pages) under each CJK tokenisation, and its dense
-    retrieval under each model: the choices of issue 14 item 4, measured on the development set."""
+    retrieval under each model: the Chinese tokeniser and model choices, measured on the development set."""
     if not Path(args.zh_queries).exists():
         return {}
     qs = [_with(q, set_name="prospectus-zh") for q in load_queries(args.zh_queries)]

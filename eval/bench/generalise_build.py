@@ -203,7 +203,7 @@ def main(argv=None) -> int:
         if name == "prospectus":
             for mode in args.cjk.split(","):
                 # every mode named, bigram included: the plain lexical index has the default tokenizer
-                # (jieba-search since issue 14), so "lexical" is not the bigram index
+                # (jieba-search), so "lexical" is not the bigram index
                 d = index_dir(cache, name, f"lexical-{mode}")
                 t1 = time.perf_counter()
                 ix = Index.open(d) if (d / "index.sqlite").exists() else Index.create(

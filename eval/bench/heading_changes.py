@@ -1,4 +1,4 @@
-"""Which detected headings a change adds or removes, on every shared PDF (issue 23).
+"""Which detected headings a change adds or removes, on every shared PDF.
 
     python -m eval.bench.heading_changes write OUT.json [--data DIR]
     python -m eval.bench.heading_changes diff BEFORE.json AFTER.json [--md FILE]

@@ -1,6 +1,6 @@
-"""How well :func:`structrag.identity.identify` reads a document's identity (issue 22, item 1).
+"""How well :func:`structrag.identity.identify` reads a document's identity.
 
-    python -m eval.bench.identity [--data DIR] [--out eval/reports/identity.json]
+    python -m eval.bench.identity [--data DIR] [--out structrag-out/identity/identity.json]
 
 References come from the shared data, never from the rules:
 
@@ -34,7 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from eval.bench.common import bootstrap_ci, data_dir, run_info
+from eval.bench.common import bootstrap_ci, data_dir, out_path, run_info
 from structrag.extraction.pdf import extract
 from structrag.identity import COVER_PAGES, identify, normalize_issuer
 
@@ -229,7 +229,7 @@ def markdown(rep: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.identity", description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=None, help="the shared data folder (default: found beside the checkout)")
-    ap.add_argument("--out", default="eval/reports/identity.json", help="the JSON report")
+    ap.add_argument("--out", default=out_path("identity", "identity.json"), help="the JSON report")
     ap.add_argument("--index", default=None, metavar="DIR",
                     help="an index of retrieval/pdfs: also search every retrieval/ question with and without a "
                          "company+year filter (skipped without it)")

@@ -1,4 +1,4 @@
-"""Would a learned filter over the rules' headings beat the rules?  (issue 23, item 5)
+"""Would a learned filter over the rules' headings beat the rules?
 
 The layout rules (:mod:`structrag.headings.detect`) give every heading a score and named reasons.  This
 benchmark trains a LightGBM classifier over those reasons and a few more block features (length, words,

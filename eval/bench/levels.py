@@ -1,4 +1,4 @@
-"""Benchmark of level reconstruction (issue 3) on the shared outline data.
+"""Benchmark of level reconstruction on the shared outline data.
 
 Level-only protocol (:mod:`eval.trees`): the reference headings (outline entries
 located on their pages: text, page, bbox, style) are given in reading order;
@@ -26,7 +26,7 @@ Sections (each can be switched off):
 Usage::
 
     nice -n 10 python -m eval.bench.levels --data ../shared/data/headings \\
-        --json eval/reports/levels.json --report eval/reports/levels.md
+        --json structrag-out/levels/levels.json --report structrag-out/levels/levels.md
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def bench_throughput(refs, repeats: int = 3) -> dict:
 def write_report(res: dict, path: Path) -> None:
     refs = res["documents"]
     L: list[str] = []
-    L.append("# Level reconstruction — benchmark (issue 3)\n")
+    L.append("# Level reconstruction — benchmark\n")
     L.append(f"Command: `{res['command']}`  \ncommit `{res['commit']}`, {res['date']}, {res['machine']}\n")
     L.append("Level-only protocol on `shared/data/headings` (17 documents with author-made outlines): the "
              "reference headings (outline entries located on their pages; unlocated ones keep text and page "

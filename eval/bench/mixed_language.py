@@ -1,6 +1,6 @@
-"""A mixed-language collection: English filings first, then Chinese prospectuses, in one dense index (issue 22 item 4).
+"""A mixed-language collection: English filings first, then Chinese prospectuses, in one dense index.
 
-    nice -n 10 python -m eval.bench.mixed_language [--english 3M_2018_10K.pdf,...] [--out eval/out/mixed.json]
+    nice -n 10 python -m eval.bench.mixed_language [--english 3M_2018_10K.pdf,...] [--out structrag-out/mixed_language/mixed.json]
 
 Builds one ``auto`` dense index under ``.cache/mixed``: the English filings named by ``--english``
 first (the index picks MiniLM), then every Chinese prospectus of ``../shared/data/prospectus-zh`` (the
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.bench.collection import collection_pages
-from eval.bench.common import CACHE, REPO, bootstrap_ci, data_dir
+from eval.bench.common import CACHE, REPO, bootstrap_ci, data_dir, out_path
 from eval.retrieval_metrics import evaluate
 from retrievers.training import load_queries
 
@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     ap.add_argument("--english", default="3M_2018_10K.pdf,PEPSICO_2022_10K.pdf",
                     help="filings of ../shared/data/retrieval/pdfs added first (comma list)")
     ap.add_argument("--index", default=str(CACHE / "mixed"))
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "mixed.json"))
+    ap.add_argument("--out", default=out_path("mixed_language", "mixed.json"))
     args = ap.parse_args(argv)
     os.environ.setdefault("STRUCTRAG_EMBEDDING_CACHE", str(CACHE / "embeddings.sqlite"))
     from retrievers.index import Index

@@ -2,7 +2,7 @@
 
     nice -n 10 python -m eval.bench.nested prepare        # features + baselines, cached (.cache/gen/nested-*)
     nice -n 10 python -m eval.bench.nested run [--jobs 2] [--inner-folds 4]
-    python -m eval.bench.nested render                    # tables of eval/out/nested.json
+    python -m eval.bench.nested render                    # tables of structrag-out/nested/nested.json
 
 The query sets and families are those of :mod:`eval.bench.generalise` (filings by company,
 longdoc by ``family``, the Chinese prospectus questions, the English prospectus-style
@@ -21,7 +21,7 @@ questions).  For each **outer** held-out family:
 
 Configurations (the grid was fixed before any run):
 
-* features: ``raw`` (the 22 issue-5 features: raw BM25 and cosine values and their
+* features: ``raw`` (the 22 first features: raw BM25 and cosine values and their
   relative forms), ``portable`` (the per-query normalised set without the section
   mentions), ``both`` (their union);
 * section mentions (``sec_mention``, ``q_sec_mention``): on / off;
@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from eval.bench import common
 from eval.bench.common import REPO
 from eval.bench.generalise import (
     EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, load_parts, training_sets,
@@ -286,7 +287,7 @@ def nested(args) -> int:
     return 0
 
 
-# --- company-out CV on the filings (the issue-5 protocol) ---------------------------------------------
+# --- company-out CV on the filings (trained on the filings alone) ------------------------------------
 def company_cv(args) -> int:
     """Leave-one-company-out on the filings, trained on the filings alone (document and collection
     groups), for the configuration ``--config`` (default: the final choice in ``--out``) and for the
@@ -417,9 +418,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None, help="comma list of outer folds to run (default: all)")
     ap.add_argument("--final", action="store_true", help="choose the shipped configuration by inner CV on all families")
     ap.add_argument("--resume", action="store_true", help="keep the outer folds already in --out")
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "nested.json"))
+    ap.add_argument("--out", default=common.out_path("nested", "nested.json"))
     ap.add_argument("--config", default=None, help='companycv: a configuration as JSON, e.g. \'["both", true, "family", 500, 0.25]\'')
-    ap.add_argument("--fixed", default=str(REPO / "eval" / "out" / "generalise.json"),
+    ap.add_argument("--fixed", default=common.out_path("generalise", "generalise.json"),
                     help="render: the fixed-configuration LOFO run of python -m eval.bench.generalise")
     ap.add_argument("--old-model", default=str(REPO / ".cache" / "old-models" / "default-dense.txt"),
                     help="render: the ranker shipped before (git show a27f6fc:retrievers/models/default-dense.txt)")

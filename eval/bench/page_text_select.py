@@ -1,10 +1,9 @@
-"""Which page-text configuration ships: chosen by cross-validation over families (issue 22, item 5).
+"""Which page-text configuration ships: chosen by cross-validation over families.
 
-    nice -n 10 python -m eval.bench.page_text_select [--folds 4] [--jobs 2] [--out eval/out/page-text-select.json]
+    nice -n 10 python -m eval.bench.page_text_select [--folds 4] [--jobs 2] [--out structrag-out/page_text_select/page-text-select.json]
 
 The first design (the four :data:`retrievers.features.PAGE_TEXT_FEATURES`, monotone in the evidence
-ones) lifted longdoc above page-BM25 but cost the filings 0.065 mAP leave-one-family-out
-(``eval/RESULTS.md`` section 21).  The candidates below were fixed after that result and before
+ones) lifted longdoc above page-BM25 but cost the filings 0.065 mAP leave-one-family-out.  The candidates below were fixed after that result and before
 this ran; the choice among them must not read the leave-one-family-out folds, so it is made the
 way the shipped design was chosen (``python -m eval.bench.nested run --final``): the families of
 every query set are dealt round-robin (by name) into ``--folds`` groups, a family never split,
@@ -18,11 +17,11 @@ Candidates:
 * ``all-free``: the same without monotone constraints on the page-text features (a prior learnt
   on 10-K questions may then turn a page-BM25 match down);
 * ``rel-rank``: only ``page_text_rel`` and ``page_text_rank``, monotone;
-* ``gated-amount`` / ``gated-concept`` (added after section 21, fixed before this ran again): ``all-free``
+* ``gated-amount`` / ``gated-concept`` (added after the first design's result, fixed before this ran again): ``all-free``
   with the page-text features unknown (NaN) on questions that ask for an amount (``q_amount``) / that
   name a concept (``q_concept``): the filings' loss came from statement questions whose best whole
   page is not the answer.  ``gated-concept`` is :data:`retrievers.features.OPEN_PAGE_FEATURES`, which
-  it chose (``eval/RESULTS.md`` section 27); ``none`` is the portable set without either.
+  it chose and which ships; ``none`` is the portable set without either.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.bench.common import REPO
+from eval.bench.common import REPO, out_path
 from eval.bench.generalise import (
     EN_QUERIES, ZH_QUERIES, load_parts, per_query, rows_to_run, training_sets,
 )
@@ -106,7 +105,7 @@ def main(argv=None) -> int:
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--learning-rate", type=float, default=0.01)
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "page-text-select.json"))
+    ap.add_argument("--out", default=out_path("page_text_select", "page-text-select.json"))
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     t0 = time.perf_counter()

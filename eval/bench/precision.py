@@ -1,4 +1,4 @@
-"""Heading precision on a hand-labelled set of detected headings (issue 23, item 1).
+"""Heading precision on a hand-labelled set of detected headings.
 
 The labels (``eval/data/heading_precision_labels.jsonl``, described in
 ``eval/data/heading_precision_labels.md``) are detected headings, sampled at random per
@@ -342,7 +342,7 @@ def run(data: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = Fa
 
 
 def to_markdown(res: Mapping[str, Any], info: Mapping[str, str]) -> str:
-    L = ["# Heading precision on the labelled set (issue 23)", "",
+    L = ["# Heading precision on the labelled set", "",
          f"Command: `{info['command']}` — commit `{info['commit']}`, {info['date']}, {info['machine']}.", "",
          "Outline ignored. *precision*: share of true headings among the labelled headings still detected; "
          "*weighted*: the same with each source stratum weighted by its share of the detected headings; "

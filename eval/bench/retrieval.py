@@ -2,7 +2,7 @@
 
     nice -n 10 python -m eval.bench.retrieval --index .cache/retrieval-dense \
         [--queries ../shared/data/retrieval/queries.jsonl] [--ablation] [--seeds 0,1,2,3,4] \
-        [--train-scope both] [--out eval/out/retrieval.json]
+        [--train-scope both] [--out structrag-out/retrieval/retrieval.json]
 
 Two settings: **within the target document** (HELD's: each query ranks the
 chunks of its own PDF) and **across the collection** (all 37 PDFs; an item is
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.bench.common import REPO, bootstrap_diff, bootstrap_ratio, data_dir
+from eval.bench.common import bootstrap_diff, bootstrap_ratio, data_dir, out_path
 from eval.retrieval_metrics import evaluate
 from retrievers.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
 from retrievers.index import Index
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="0,1,2,3,4", help="ranker seeds (the first gives the main rows)")
     ap.add_argument("--train-scope", choices=["doc", "collection", "both"], default="both",
                     help="candidate groups each fold trains on (default: both, as the shipped rankers)")
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "retrieval.json"))
+    ap.add_argument("--out", default=out_path("retrieval", "retrieval.json"))
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.bench.common import REPO
+from eval.bench.common import REPO, out_path
 
 
 def _dir_size(p: Path) -> int:
@@ -126,7 +126,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
         full_cpu.append(time.process_time() - bc)
         first.append(b - a)
         full.append(c - b)
-    # questions that name a concept (issue 26): the expansion adds BM25 terms and candidates
+    # questions that name a concept: the expansion adds BM25 terms and candidates
     aliases = ["capital expenditure", "operating margin", "free cash flow", "net sales", "effective tax rate",
                "inventory turnover", "dividends paid", "gross margin", "EBITDA", "days payable outstanding"]
     concept_texts = [f"What was the {aliases[i % len(aliases)]} in {2015 + i % 9}?" for i in range(min(n_queries, 100))]
@@ -171,7 +171,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.retrieval_latency", description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--out", default=str(REPO / "eval" / "out" / "retrieval-latency.json"))
+    ap.add_argument("--out", default=out_path("retrieval_latency", "retrieval-latency.json"))
     ap.add_argument("--model", default=None, help="ranker to time (default: the shipped model for the index)")
     ap.add_argument("--keep", default=None, metavar="DIR",
                     help="build each size's index under DIR and reuse it on the next run (build figures "

@@ -1,4 +1,4 @@
-"""Scale-out figures (issue 15): Ray ingestion throughput, engine sizing, engine-vs-index agreement.
+"""Scale-out figures: Ray ingestion throughput, engine sizing, engine-vs-index agreement.
 
     python -m eval.bench.scale throughput [--docs 20] [--dense lexical,dense] [--configs single,ray1,ray2]
     python -m eval.bench.scale sizing [--chunks 100000] [--queries 200]
@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.bench.common import REPO, commit, data_dir
+from eval.bench.common import REPO, commit, data_dir, out_path
 
 
 def _shared() -> Path:
@@ -343,19 +343,19 @@ def main(argv=None) -> int:
     t.add_argument("--dense", default="lexical,dense")
     t.add_argument("--configs", default="single,ray1,ray2")
     t.add_argument("--keep", default=None, metavar="DIR", help="keep the indexes here (DIR/<kind>-<config>)")
-    t.add_argument("--out", default=str(REPO / "eval" / "out" / "scale-throughput.json"))
+    t.add_argument("--out", default=out_path("scale", "scale-throughput.json"))
     s = sub.add_parser("sizing")
     s.add_argument("--chunks", type=int, default=100_000)
     s.add_argument("--queries", type=int, default=200)
     s.add_argument("--engine-queries", type=int, default=20, help="queries timed on each engine (default: 20)")
-    s.add_argument("--out", default=str(REPO / "eval" / "out" / "scale-sizing.json"))
+    s.add_argument("--out", default=out_path("scale", "scale-sizing.json"))
     tb = sub.add_parser("table", help="the throughput table of saved JSON files")
     tb.add_argument("files", nargs="+")
     a = sub.add_parser("agreement")
     a.add_argument("--single", required=True)
     a.add_argument("--ray", required=True)
     a.add_argument("--queries", default=str(data_dir("retrieval", "queries.jsonl")))
-    a.add_argument("--out", default=str(REPO / "eval" / "out" / "scale-agreement.json"))
+    a.add_argument("--out", default=out_path("scale", "scale-agreement.json"))
     args = ap.parse_args(argv)
     if args.what == "table":
         rows = [r for f in args.files for r in json.loads(Path(f).read_text())["rows"]]

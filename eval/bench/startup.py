@@ -19,7 +19,7 @@ from the layout and predicts their levels with the learned model (the path
 that imported lightgbm before).
 
     python -m eval.bench.startup                       # 10 runs each, Markdown on stdout
-    python -m eval.bench.startup --runs 20 --json eval/out/startup.json --evaluator
+    python -m eval.bench.startup --runs 20 --json structrag-out/startup/startup.json --evaluator
 
 To time another checkout with the same interpreter (a "before" figure), put
 it first on the path: ``PYTHONPATH=/path/to/old/checkout python -m eval.bench.startup``.

@@ -1,6 +1,6 @@
 """Timing of the tree metrics on the largest shared outline and on synthetic extremes.
 
-    python -m eval.bench.trees [--data ../shared/data] [--apted] [--out eval/out/bench_trees.json]
+    python -m eval.bench.trees [--data ../shared/data] [--apted] [--out structrag-out/trees/bench_trees.json]
 
 Measures TED (and the full ``score_document``) on the TikZ/PGF manual's
 outline (1,182 entries) against a perturbed copy (levels shifted at random,
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from eval import trees as T
+from eval.bench.common import out_path
 from eval.provenance import provenance
 
 
@@ -45,7 +46,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.trees")
     ap.add_argument("--data", default=None, help="the shared data folder")
     ap.add_argument("--apted", action="store_true", help="also time the apted package (~1.5 min on TikZ)")
-    ap.add_argument("--out", default="eval/out/bench_trees.json")
+    ap.add_argument("--out", default=out_path("trees", "bench_trees.json"))
     args = ap.parse_args(argv)
     from eval.bench.common import data_dir
 

@@ -5,11 +5,11 @@ Parses the PDF once (timed apart: it is ``structrag toc``'s cost), writes the vi
 images'.  With Selenium and Debian's ``chromium`` + ``chromium-driver``, it
 then opens the view from disk and times open-to-ready and a click on a tree
 node to its highlighted box, and with ``--screenshot`` saves a PNG of that
-state (the README's picture).
+state (the picture in docs/images/).
 
     python -m eval.bench.view $STRUCTRAG_SHARED_DATA/prospectus-zh/<one>.pdf --out /tmp/view
     python -m eval.bench.view SMA_Solar_Annual_Report_2023.pdf --ignore-outline --out /tmp/view \\
-        --screenshot eval/reports/view-annual-report.png --select "Organizational structure"
+        --screenshot docs/images/view-annual-report.png --select "Organizational structure"
 
 The view itself goes to ``--out`` (never into the repository: the shared data stays outside it).
 """

@@ -29,7 +29,7 @@ two cores; counts do not depend on the zoom, and tokens are normalised to zoom 1
 
     nice -n 10 /work/venv/bin/python -m eval.bench.vlm_context \\
         --docs TikZ_PGF_manual gnuplot_manual JPMorgan_Chase_2023_Q2_10_Q \\
-        --zoom-1-doc JPMorgan_Chase_2023_Q2_10_Q --json eval/reports/vlm_context.json --figure eval/reports/vlm_context.png
+        --zoom-1-doc JPMorgan_Chase_2023_Q2_10_Q --json structrag-out/vlm_context/vlm_context.json --figure structrag-out/vlm_context/vlm_context.png
 """
 
 from __future__ import annotations

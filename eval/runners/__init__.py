@@ -2,7 +2,7 @@
 
 >>> from eval.runners import run_headings, run_retrieval, run_speed          # doctest: +SKIP
 >>> rep = run_headings("shared/data/headings", protocol="level-only")       # doctest: +SKIP
->>> rep.write("eval/out/headings")                                          # doctest: +SKIP
+>>> rep.write("structrag-out/headings")                                    # doctest: +SKIP
 
 Every report carries :func:`eval.provenance.provenance` (command, git commit,
 versions) and writes a Markdown table, the full JSON (per document / per
