@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.bm25 import ReferenceBM25
-from retrievers.corpus import ChunkRecord, Corpus, DocRecord, doc_nodes
-from retrievers.features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, compute_features, query_scores
-from retrievers.tokenization import Tokenizer
+from retrievers.lexical.bm25 import ReferenceBM25
+from retrievers.store.corpus import ChunkRecord, Corpus, DocRecord
+from retrievers.ingest.sections import doc_nodes
+from retrievers.rank.features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, compute_features
+from retrievers.rank.query import query_scores
+from retrievers.lexical.tokenizer import Tokenizer
 from structrag.errors import ConfigError
 
 TOK = Tokenizer()
@@ -175,7 +177,7 @@ def test_page_and_content_features():
     corpus = Corpus.build([DocRecord("c.pdf", 2, _records(rows, 1))], TOK)
     names = ("bm25", "page_bm25", "num_ratio", "length", "q_amount")
     for query, amount in (("capital expenditures 1,577", True), ("strategy", False)):
-        from retrievers.features import asks_for_amount
+        from retrievers.rank.question import asks_for_amount
 
         assert asks_for_amount(query) is amount
         qs = query_scores(corpus, TOK.tokenize(query), amount=asks_for_amount(query))

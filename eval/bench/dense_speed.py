@@ -116,13 +116,13 @@ def _set_texts(ix, sample: int, seed: int = 0) -> tuple[list[str], list[str], in
     what an index build embeds (:func:`retrievers.index.embed_documents`)."""
     import numpy as np
 
-    from retrievers.corpus import doc_nodes, path_text
+    from retrievers.ingest.sections import doc_nodes, section_path_text
 
     chunks, paths = [], []
     for d in ix.documents():
         cs = ix.chunks(d.name)
         chunks += [c.text for c in cs]
-        paths += [path_text(p) for p in doc_nodes([c.section_path for c in cs]).paths]
+        paths += [section_path_text(p) for p in doc_nodes([c.section_path for c in cs]).paths]
     rng = np.random.default_rng(seed)
 
     def pick(xs: list[str]) -> list[str]:
@@ -134,7 +134,7 @@ def _set_texts(ix, sample: int, seed: int = 0) -> tuple[list[str], list[str], in
 # --- 2. speed (one subprocess per configuration) ----------------------------------------------------
 def speed_worker(config: str, sets: list[str], cache: Path, sample: int, threads: int) -> dict:
     """Runs in its own process: embed the sample of each set with one configuration, no cache."""
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
     from retrievers.index import Index
 
     model, backend, msl = CONFIGS[config]
@@ -274,7 +274,7 @@ def score(name: str, config: str, cache: Path, queries_file: Path, max_chunks: i
     """Per-query mAP and R@5 of the dense and ranker runs (each query within its own document)."""
     from eval.retrieval_metrics import evaluate
     from retrievers.index import Index
-    from retrievers.training import load_queries
+    from retrievers.rank.training import load_queries
 
     queries = load_queries(queries_file)
     with Index.open(cache / f"{name}-lexical") as lex:

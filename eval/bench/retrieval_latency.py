@@ -44,7 +44,7 @@ def _dir_size(p: Path) -> int:
 
 
 def build(n: int, out: Path) -> dict:
-    from retrievers.corpus import doc_nodes
+    from retrievers.ingest.sections import doc_nodes
     from retrievers.index import Index
     from retrievers.synthetic import synthetic_documents
 
@@ -64,7 +64,7 @@ def build(n: int, out: Path) -> dict:
     t1 = time.perf_counter()
     index.flush()
     t2 = time.perf_counter()
-    # identities, so that each query pays for comparing itself with every document's (retrievers.doc_cues)
+    # identities, so that each query pays for comparing itself with every document's (retrievers.rank.named_documents)
     index.set_identities([(d, {"issuer": f"Synthetic Holdings {i}", "year": 2015 + i % 9})
                           for i, d in enumerate(names)])
     index.close()
@@ -74,15 +74,16 @@ def build(n: int, out: Path) -> dict:
 
 
 def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
-    from retrievers.bm25 import top_k
-    from retrievers.features import QueryScores, asks_for_amount, query_scores
+    from retrievers.lexical.bm25 import top_k
+    from retrievers.rank.query import QueryScores, query_scores
+    from retrievers.rank.question import asks_for_amount
     from retrievers.index import Index
 
     t0 = time.perf_counter()
     index = Index.open(out)
     open_s = time.perf_counter() - t0
     if model_path:
-        from retrievers.ranker import LambdaRanker
+        from retrievers.rank.ranker import LambdaRanker
 
         index.set_ranker(LambdaRanker.load(model_path), save=False)
     model = index.ranker
@@ -100,7 +101,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
     qv = rng.normal(size=(n_queries, 384)).astype(np.float32)
     qv /= np.linalg.norm(qv, axis=1, keepdims=True)
     # warm up (first faiss search, numpy caches)
-    from retrievers.concepts import default_vocabulary
+    from retrievers.rank.concepts import default_vocabulary
 
     vocab = default_vocabulary()
 
@@ -135,7 +136,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
         b = time.perf_counter()
         index.rank(qscores(t, qv[i]), k=10, mode="ranker", candidates=100)
         concept.append(time.perf_counter() - b)
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
 
     enc = DenseEncoder()
     enc.encode_query("warm up")

@@ -204,9 +204,9 @@ def _time_engine(engine, index, texts, qv, label: str) -> dict:
 def sizing(args) -> dict:
     from eval.bench.retrieval_latency import build
 
-    from retrievers.bm25 import top_k
+    from retrievers.lexical.bm25 import top_k
     from retrievers.engines import QdrantEngine
-    from retrievers.features import QueryScores, query_scores
+    from retrievers.rank.query import QueryScores, query_scores
     from retrievers.index import Index
 
     tmp = Path(tempfile.mkdtemp(prefix="scale-sizing-"))
@@ -295,7 +295,7 @@ def sizing_table(r: dict) -> str:
 def agreement(args) -> dict:
     from retrievers.engines import EngineRetriever, QdrantEngine
     from retrievers.index import Index
-    from retrievers.training import load_queries
+    from retrievers.rank.training import load_queries
 
     single = Index.open(args.single)
     other = Index.open(args.ray)
