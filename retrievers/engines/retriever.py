@@ -23,7 +23,7 @@ from structrag.errors import ConfigError
 
 from ..index import Index
 from ..rank.ranker import LambdaRanker
-from ..rank.search import Hit, Mode, check_query, check_request, rerank, rrf
+from ..rank.search import Hit, Mode, check_query, check_request, named_docs, rerank, rrf
 from .records import EngineHit
 
 __all__ = ["EngineRetriever"]
@@ -128,7 +128,7 @@ class EngineRetriever:
         more = self.engine.lexical(xterms, n, doc=doc) if xterms else []
         # then the documents the question names, each on its own (Index.candidates)
         scope = None if doc is None else {doc} if isinstance(doc, str) else set(doc)
-        named = index.named_docs(qs, asked)
+        named = named_docs(index.corpus, qs, asked)
         for i in named:
             name = index.corpus.doc_names[i]
             if scope is not None and name not in scope:

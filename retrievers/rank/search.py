@@ -1,28 +1,36 @@
-"""The rank stage: search modes, the BM25 first stage and the LambdaRank second stage over a corpus.
+"""The rank stage's front: a search in one of its modes, over a corpus, from the query's scores to the best rows.
 
-Shared by :class:`retrievers.index.Index` (first stage from its own arrays) and
-:class:`retrievers.engines.EngineRetriever` (first stage from a search
-engine), so both check a request the same way and rerank with the same
-features (:mod:`retrievers.rank.features`) and model (:mod:`retrievers.rank.ranker`).
+``bm25``    BM25 over chunks (bm25s sparse index).
+``dense``   embedding similarity (exact within a scope or a small collection, else approximate).
+``hybrid``  reciprocal-rank fusion of the two (no training, :func:`rrf`).
+``ranker``  (default) LightGBM LambdaRank over the hierarchy features (:mod:`retrievers.rank.features`)
+            of the first stage's candidates (:func:`first_stage`).
+
+:func:`rank` runs a mode for :class:`retrievers.index.Index`; :class:`retrievers.engines.EngineRetriever`
+takes its first stage from a search engine and shares the rest (the checks, :func:`rrf`,
+:func:`rerank`), so both check a request the same way and rerank with the same features and model.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Sequence
+from typing import Any, Callable, Literal, NamedTuple, Sequence
 
 import numpy as np
 
 from structrag.errors import ConfigError, ModelError
 
 from ..lexical.bm25 import TopK, top_k
+from ..store.arrays import VectorSearch
 from ..store.corpus import Corpus
 from .features import available_features, compute_features
+from .named_documents import named_documents
 from .query import QueryScores
 from .ranker import LambdaRanker, default_model_path
 
 __all__ = ["Hit", "page_fields", "Mode", "MODES", "RANKER_FILE", "check_request", "check_query", "no_dense_error",
-           "bm25_top", "rrf", "rerank", "named_first", "load_ranker", "check_ranker"]
+           "bm25_top", "dense_top", "named_docs", "first_stage", "rrf", "rerank", "named_first", "load_ranker",
+           "check_ranker", "rank"]
 
 Mode = Literal["bm25", "dense", "hybrid", "ranker"]
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "ranker")
@@ -81,7 +89,51 @@ def bm25_top(qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
     return TopK(t.indices[keep], t.scores[keep])
 
 
-def rrf(rankings: Sequence[Sequence[int]], *, k: float = 60.0, weights: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def dense_top(vectors: VectorSearch, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
+    """The ``n`` chunks nearest the query's vector (among ``rows`` if given); ConfigError without one."""
+    if qs.query_vector is None:
+        raise no_dense_error(vectors.path)
+    return vectors.top(qs.query_vector, rows, n)
+
+
+def named_docs(corpus: Corpus, qs: QueryScores, doc: str | None = None) -> list[int]:
+    """Corpus indices of the documents the question names (:func:`retrievers.rank.named_documents.named_documents`),
+    when searching the collection (no ``doc``) and they are not all of it."""
+    if doc is not None or qs.doc_cues is None:
+        return []
+    named = named_documents(qs.doc_cues)
+    return [int(i) for i in named] if len(named) < len(corpus.doc_names) else []
+
+
+def first_stage(corpus: Corpus, qs: QueryScores, rows: np.ndarray | None, n: int, vectors: VectorSearch,
+                named: Sequence[int] = ()) -> np.ndarray:
+    """The ranker's candidates among ``rows`` (None: all): BM25 top ``n``, then dense top ``n``, then the top
+    ``n`` by BM25 of the question's concept expansion (:mod:`retrievers.rank.concepts`), each without rows
+    already in: a statement row worded only in the filer's words must reach the ranker.  The documents
+    the question names (``named``, :func:`named_docs`) add their own top ``n`` by each: every 10-K shares
+    the question's words, and the named one's chunks must compete with the rest in the one ranking."""
+    out = bm25_top(qs, rows, n).indices
+    more = []
+    if qs.query_vector is not None:
+        more.append(dense_top(vectors, qs, rows, n).indices)
+    if qs.x_chunk_bm25 is not None:
+        more.append(bm25_top(qs._replace(chunk_bm25=qs.x_chunk_bm25), rows, n).indices)
+    for i in named:
+        routed = corpus.doc_rows(i)
+        if rows is not None:
+            routed = np.intersect1d(routed, rows)
+        more.append(bm25_top(qs, routed, n).indices)
+        if qs.query_vector is not None:
+            more.append(dense_top(vectors, qs, routed, n).indices)
+        if qs.x_chunk_bm25 is not None:
+            more.append(bm25_top(qs._replace(chunk_bm25=qs.x_chunk_bm25), routed, n).indices)
+    for m in more:
+        out = np.concatenate([out, m[~np.isin(m, out)]])
+    return out
+
+
+def rrf(rankings: Sequence[Sequence[int]], *, k: float = 60.0, weights: Sequence[float] | None = None
+        ) -> tuple[np.ndarray, np.ndarray]:
     """Reciprocal-rank fusion of ranked id lists -> (ids best first, fused scores).
 
     An id missing from a list gets nothing from it.  Ties keep the order of
@@ -106,10 +158,10 @@ def rerank(corpus: Corpus, qs: QueryScores, candidates: np.ndarray, model: Lambd
            named: Sequence[int] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Positions in ``candidates`` of the ``k`` best by ``model`` over the hierarchy features, and their scores.
 
-    ``named``: corpus indices of the documents the question names (:meth:`retrievers.index.Index.named_docs`);
+    ``named``: corpus indices of the documents the question names (:func:`named_docs`);
     their chunks come first, each part in the model's order (scores unchanged, so a later hit may score
     higher).  Across a collection the issuer and period a question names decide the document more surely
-    than any chunk's wording (``eval/RESULTS.md`` section 27)."""
+    than any chunk's wording."""
     s = model.predict(compute_features(corpus, qs, candidates, model.features))
     order = np.argsort(-s, kind="stable")
     order = order[named_first(corpus, candidates[order], named)][:k]
@@ -147,3 +199,35 @@ def check_query(query: str, tokens: Sequence[str]) -> None:
     if not tokens:
         raise ConfigError(f"the query {query!r} has no searchable term (a word or a number that is not a "
                           "stop word)", hint="ask with the words you expect in the document")
+
+
+def rank(corpus: Corpus, qs: QueryScores, *, mode: Mode, k: int, vectors: VectorSearch,
+         model: Callable[[], LambdaRanker], rows: np.ndarray | None = None, doc: str | None = None,
+         candidates: int = 100, route: bool = True) -> TopK:
+    """Corpus rows and scores of the best ``k`` chunks for the query's scores ``qs`` in ``mode`` (a request
+    :func:`check_request` passed).
+
+    ``rows``: the scope (None: the collection); ``doc``: the document it was asked in (None: the
+    collection, where the documents the question names are routed, :func:`named_docs`); ``candidates``:
+    first-stage depth per retriever for ``ranker`` and ``hybrid``; ``vectors``: the corpus's vector search;
+    ``model``: gives the ranker (called only when there are candidates to rank); ``route``: put the named
+    documents' chunks first (``ranker`` mode).
+    """
+    if corpus.n_chunks == 0:
+        return TopK(np.zeros(0, np.int64), np.zeros(0, np.float32))
+    if mode == "bm25":
+        return bm25_top(qs, rows, k)
+    if mode == "dense":
+        return dense_top(vectors, qs, rows, k)
+    n = max(candidates, k)
+    if mode == "hybrid":
+        if qs.query_vector is None:  # a lexical index: hybrid is BM25
+            return bm25_top(qs, rows, k)
+        ids, s = rrf([bm25_top(qs, rows, n).indices, dense_top(vectors, qs, rows, n).indices])
+        return TopK(ids[:k], s[:k])
+    named = named_docs(corpus, qs, doc)
+    cand = first_stage(corpus, qs, rows, n, vectors, named)
+    if cand.size == 0:
+        return TopK(cand, np.zeros(0, np.float32))
+    order, s = rerank(corpus, qs, cand, model(), k, named if route else ())
+    return TopK(cand[order], s)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -21,13 +22,13 @@ import numpy as np
 from structrag.errors import ConfigError, IndexFormatError
 
 from ..ingest.sections import doc_nodes
-from ..lexical.bm25 import BM25Params
+from ..lexical.bm25 import BM25Params, TopK
 from ..lexical.tokenizer import Tokenizer
 from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord
 from .database import DocRow, Store
 
-__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "load_vectors", "page_texts",
-           "build_corpus", "load_corpus", "open_corpus", "publish"]
+__all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "VectorSearch",
+           "load_vectors", "page_texts", "build_corpus", "load_corpus", "open_corpus", "publish"]
 
 log = logging.getLogger("structrag.index")
 
@@ -68,6 +69,33 @@ def load_vector_index(store: Store, chunk_vectors: np.ndarray):
 
     f = store.derived_dir(store.generation()) / FAISS_FILE
     return VectorIndex.load(f) if f.exists() else VectorIndex(exact_below=exact_below()).fit(chunk_vectors)
+
+
+class VectorSearch:
+    """The nearest chunks of a query vector in ``corpus`` (the committed generation of ``store``): exact
+    within a scope and in a collection below :func:`exact_below` chunks, else by the generation's
+    approximate index, loaded on the first such search (once, whichever thread asks)."""
+
+    def __init__(self, store: Store, corpus: Corpus) -> None:
+        self.path = store.root
+        self._store = store
+        self._corpus = corpus
+        self._lock = threading.Lock()
+        #: the approximate index, once a search has loaded it
+        self.approximate = None
+
+    def top(self, query_vector: np.ndarray, rows: np.ndarray | None, n: int) -> TopK:
+        """The ``n`` chunks nearest ``query_vector`` (among ``rows`` if given), best first."""
+        vecs = self._corpus.chunk_vectors
+        if rows is not None or self._corpus.n_chunks < exact_below():
+            from .vectors import exact_top_k
+
+            return exact_top_k(vecs, query_vector, n, rows)
+        with self._lock:
+            if self.approximate is None:
+                self.approximate = load_vector_index(self._store, vecs)
+            vi = self.approximate
+        return vi.search(query_vector, n)
 
 
 def load_vectors(store: Store, docs: Sequence[DocRow]) -> tuple[np.ndarray | None, np.ndarray | None]:
