@@ -362,8 +362,8 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
     qs = load_queries(queries_path)
     names = resolve_features(features, index.corpus)
     scopes = ["doc", "collection"] if scope == "both" else [scope]
-    sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded, progress=progress)
-            for s in scopes]
+    sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded,
+                              progress=progress) for s in scopes]
     ts = concat_training_sets(sets)
     meta = {
         "queries_file": os.path.basename(queries_path),

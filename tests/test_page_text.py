@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pdfgen import PDFBuilder
-from retrievers.store.arrays import page_texts
 from retrievers.lexical.bm25 import SparseBM25
+from retrievers.store.arrays import page_texts
 from retrievers.store.corpus import LAYOUT
 from retrievers.rank.features import (
     OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, compute_features,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.lexical.bm25 import ReferenceBM25
-from retrievers.store.corpus import ChunkRecord, Corpus, DocRecord
 from retrievers.ingest.sections import doc_nodes
+from retrievers.lexical.bm25 import ReferenceBM25
+from retrievers.lexical.tokenizer import Tokenizer
 from retrievers.rank.features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, compute_features
 from retrievers.rank.query import query_scores
-from retrievers.lexical.tokenizer import Tokenizer
+from retrievers.store.corpus import ChunkRecord, Corpus, DocRecord
 from structrag.errors import ConfigError
 
 TOK = Tokenizer()

@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.store.corpus import ChunkRecord, Corpus, DocRecord
-from retrievers.rank.features import KNOWN_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, compute_features
+from retrievers.lexical.tokenizer import Tokenizer
 from retrievers.rank.candidates import ranks
-from retrievers.rank.question import asks_for_amount
+from retrievers.rank.features import KNOWN_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, compute_features
 from retrievers.rank.query import query_scores
+from retrievers.rank.question import asks_for_amount
 from retrievers.rank.question import heading_keys, mentioned, normalise
 from retrievers.rank.ranker import LambdaRanker
-from retrievers.lexical.tokenizer import Tokenizer
 from retrievers.rank.training import Query, TrainingSet, family_weights, leave_one_family_out
+from retrievers.store.corpus import ChunkRecord, Corpus, DocRecord
 from structrag.errors import ConfigError
 
 TOK = Tokenizer()

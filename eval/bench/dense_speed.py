@@ -113,7 +113,7 @@ def build_lexical(name: str, pdfs: Path, cache: Path) -> dict:
 
 def _set_texts(ix, sample: int, seed: int = 0) -> tuple[list[str], list[str], int, int]:
     """(sampled chunk texts, sampled section-path texts, all chunks, all section paths) of an index:
-    what an index build embeds (:func:`retrievers.index.embed_documents`)."""
+    what an index build embeds (:func:`retrievers.ingest.documents.embed_documents`)."""
     import numpy as np
 
     from retrievers.ingest.sections import doc_nodes, section_path_text

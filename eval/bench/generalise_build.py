@@ -65,9 +65,9 @@ def throughput(args, cache: Path, out_file: Path) -> int:
     without the machine's other load in the figure (wall time on a shared machine is not)."""
     import numpy as np
 
-    from retrievers.ingest.sections import doc_nodes, section_path_text
     from retrievers.embed.encoder import DenseEncoder
     from retrievers.index import Index
+    from retrievers.ingest.sections import doc_nodes, section_path_text
 
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch

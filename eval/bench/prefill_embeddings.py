@@ -25,9 +25,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     index_path, model, shard, n = args.index, args.model, args.shard, args.nshards
     os.environ.setdefault("STRUCTRAG_EMBEDDING_CACHE", str(REPO / ".cache" / "embeddings.sqlite"))
-    from retrievers.ingest.sections import doc_nodes, section_path_text
     from retrievers.embed.encoder import DenseEncoder
     from retrievers.index import Index
+    from retrievers.ingest.sections import doc_nodes, section_path_text
 
     enc = DenseEncoder(model)
     with Index.open(index_path) as ix:

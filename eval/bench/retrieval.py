@@ -33,8 +33,8 @@ import numpy as np
 
 from eval.bench.common import REPO, bootstrap_diff, bootstrap_ratio, data_dir
 from eval.retrieval_metrics import evaluate
-from retrievers.rank.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
 from retrievers.index import Index
+from retrievers.rank.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
 from retrievers.rank.training import cross_validate, load_queries, make_training_set
 
 SCOPES = ("doc", "collection")

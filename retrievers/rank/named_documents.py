@@ -2,7 +2,7 @@
 
 Across a collection the question usually names its document in passing ("What was 3M's capital
 expenditure in FY2018?") and every 10-K shares the rest of its words, so the chunk features alone
-rank another company's or another year's filing as high as the right one (issue 22).  The identity
+rank another company's or another year's filing as high as the right one.  The identity
 at the root of each document's tree (:class:`structrag.model.DocumentIdentity`, read from its cover
 and metadata or set by the user) is compared with the question here, once per query and document:
 

@@ -155,7 +155,7 @@ def make_training_set(
     """Features and labels of the first-stage candidates of each query.
 
     Queries whose document is not in the index are left out (they are not in
-    ``TrainingSet.queries``).
+    ``TrainingSet.queries``).  ``progress``: a bar on stderr (None: when stderr is a terminal).
     """
     if scope not in ("doc", "collection"):
         raise ConfigError(f"scope must be 'doc' or 'collection', got {scope!r}")

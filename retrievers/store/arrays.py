@@ -117,7 +117,7 @@ def page_texts(document: Mapping[str, Any]) -> list[str]:
     """Each page's whole text from a stored :class:`~structrag.model.Document` (as a dict): its body text
     and, after it, its running headers, footers and page numbers (``furniture``) -- what PyMuPDF's
     ``page.get_text()`` holds, the text the page-BM25 baseline ranks (the same BM25 to the digit on the
-    benchmark sets, ``eval/RESULTS.md`` section 21)."""
+    benchmark sets)."""
     text, off = document["text"], document["page_offsets"]
     pages = [text[off[p]:off[p + 1]] for p in range(len(off) - 1)]
     for b in document.get("furniture", ()):

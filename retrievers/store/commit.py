@@ -190,7 +190,7 @@ def widen_dense_model(index, texts: Sequence[str], path: str) -> list[str]:
 
     A question is embedded once, by the index's model, and compared with every document, so the vectors
     of all documents must come from that model: a Chinese prospectus embedded by the English-only MiniLM
-    is all but unreachable by dense search (issue 22).  New vector files are written first, then the
+    is all but unreachable by dense search.  New vector files are written first, then the
     documents and the model change in one transaction (:meth:`retrievers.store.database.Store.switch_vectors`):
     a failure on the way leaves the index as it was.  The caller holds the writer lock.
     """
