@@ -121,12 +121,12 @@ class EngineRetriever:
             fused, s = rrf([[ids[(h.doc, h.chunk_id)] for h in lex], [ids[(h.doc, h.chunk_id)] for h in dense]])
             return [self._hit(by_key[keys[i]], sc) for i, sc in zip(fused[:k].tolist(), s[:k].tolist())]
         # ranker: BM25 candidates, then dense ones, then BM25 of the question's concept expansion
-        # (retrievers.rank.concepts), each without those already in: Index.candidates' order
+        # (retrievers.rank.concepts), each without those already in: rank.search.first_stage's order
         qs = index.query_scores(query, dense=use_dense)
         first, seen = [], set()
         xterms = list(qs.expansion.terms)
         more = self.engine.lexical(xterms, n, doc=doc) if xterms else []
-        # then the documents the question names, each on its own (Index.candidates)
+        # then the documents the question names, each on its own (rank.search.first_stage)
         scope = None if doc is None else {doc} if isinstance(doc, str) else set(doc)
         named = named_docs(index.corpus, qs, asked)
         for i in named:

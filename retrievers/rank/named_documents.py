@@ -20,7 +20,7 @@ and metadata or set by the user) is compared with the question here, once per qu
 
 The ranker sees them as the features ``doc_entity``, ``doc_period`` and ``q_doc_named`` (the best
 ``entity`` over the collection: whether the question names any indexed issuer at all), and
-:meth:`retrievers.index.Index.candidates` adds the best chunks of the documents the question names
+:func:`retrievers.rank.search.first_stage` adds the best chunks of the documents the question names
 to the first stage, so that they compete with every other document's in one ranking.
 """
 
