@@ -102,7 +102,7 @@ def _cmd_retrieval(args: argparse.Namespace) -> int:
                         scope=args.scope, progress=args.progress, command=_command(args))
     if args.misses_html:  # the queries whose first hit missed, on their pages (retrievers.view_hits)
         from retrievers.index import Index
-        from retrievers.training import load_queries
+        from retrievers.rank.training import load_queries
         from retrievers.view_hits import failed_queries_view
 
         with Index.open(args.index) as index:

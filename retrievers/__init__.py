@@ -16,15 +16,15 @@ from structrag._lazy import lazy_exports
 # sub-commands, and should not pay for numpy/numba/lightgbm imports to print --help.
 _LAZY = {
     **dict.fromkeys(("Index", "Hit", "AddReport", "DocInfo", "MODES"), "index"),
-    **dict.fromkeys(("ParseOptions", "ChunkOptions"), "ingest"),
-    "Tokenizer": "tokenization",
-    "BM25Params": "bm25",
-    "LambdaRanker": "ranker",
-    **dict.fromkeys(("Query", "load_queries", "make_training_set", "train_ranker"), "training"),
+    **dict.fromkeys(("ParseOptions", "ChunkOptions"), "ingest.options"),
+    "Tokenizer": "lexical.tokenizer",
+    "BM25Params": "lexical.bm25",
+    "LambdaRanker": "rank.ranker",
+    **dict.fromkeys(("Query", "load_queries", "make_training_set", "train_ranker"), "rank.training"),
 }
 
 # What the README documents.  Experiment helpers (cross-validation, leave-one-family-out, the
-# feature sets of the ablations) stay importable from their modules: retrievers.training, .features.
+# feature sets of the ablations) stay importable from their modules: retrievers.rank.training, .features.
 __all__ = list(_LAZY)
 
 

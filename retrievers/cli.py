@@ -108,7 +108,7 @@ def register_index(subparsers: Any) -> None:
                    help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
                    "Chinese and other scripts: an English index switches, re-embedding, when one arrives), a sentence-transformers "
                    "name or a folder")
-    from .embed_backends import BACKENDS  # not .dense: listing the choices must not import numpy
+    from .embed.backends import BACKENDS  # not .embed.encoder: listing the choices must not import numpy
 
     p.add_argument("--embed-backend", default=None, choices=BACKENDS,
                    help="how to run the dense model: auto (default: onnx-int8), onnx-int8, onnx (fp32), torch "
@@ -174,7 +174,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
             report = index.add(args.paths, workers=args.workers or 1, password=_passwords(args),
                                repair=args.repair, **options)
         if args.meta:  # after adding: the file may name documents this run indexed
-            from .identities import read_meta_file
+            from .store.identities import read_meta_file
 
             index.set_identities(read_meta_file(args.meta, index.resolve_doc))
         secs = time.perf_counter() - t0
@@ -280,7 +280,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
         raise ConfigError("-k must be at least 1")
     if args.candidates < 1:
         raise ConfigError(f"--candidates must be at least 1, not {args.candidates}")
-    from .identities import parse_where
+    from .store.identities import parse_where
 
     where = parse_where(args.where)
     with Index.open(args.index) as index:
@@ -329,7 +329,7 @@ def register_train_ranker(subparsers: Any) -> None:
 
 
 def resolve_features(spec: str, corpus) -> tuple[str, ...]:
-    from .features import (
+    from .rank.features import (
         HELD_FEATURES, KNOWN_FEATURES, LEXICAL_FEATURES, PAGE_TEXT_FEATURES, feature_names, portable_feature_names,
     )
 
@@ -356,16 +356,14 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
     """What ``structrag train-ranker`` does; returns the fitted model (not saved)."""
     from structrag.files import file_sha1
 
-    from .features import evidence_constraints
-    from .progress import progress_enabled
-    from .training import concat_training_sets, load_queries, make_training_set, train_ranker
+    from .rank.features import evidence_constraints
+    from .rank.training import concat_training_sets, load_queries, make_training_set, train_ranker
 
     qs = load_queries(queries_path)
     names = resolve_features(features, index.corpus)
-    show = progress_enabled(progress)
     scopes = ["doc", "collection"] if scope == "both" else [scope]
-    sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded, progress=show)
-            for s in scopes]
+    sets = [make_training_set(index, qs, features=names, scope=s, candidates=candidates, graded=graded,
+                              progress=progress) for s in scopes]
     ts = concat_training_sets(sets)
     meta = {
         "queries_file": os.path.basename(queries_path),
@@ -457,7 +455,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from structrag.files import file_sha1
 
     from .index import Index
-    from .store import DB_NAME
+    from .store.database import DB_NAME
 
     pdf = Path(args.pdf) if args.pdf else default_demo_pdf()
     if not pdf.is_file():
@@ -465,7 +463,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     query = args.query or (DEMO_QUERY if pdf.name == DEMO_PDF else GENERIC_QUERY)
     sha = file_sha1(pdf)
     root = Path(args.cache) if args.cache else _cache_root()
-    from .dense import dense_available
+    from .embed.encoder import dense_available
 
     dense = bool(args.dense) and dense_available()
     out = root / f"demo-{hashlib.sha1(sha.encode()).hexdigest()[:12]}{'' if dense else '-lexical'}"
@@ -481,7 +479,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             print(f"structrag: error: {report.failed[0][1]}", file=sys.stderr)
             return 2
         t1 = time.perf_counter()
-        from .identities import parse_where
+        from .store.identities import parse_where
 
         hits = index.search(query, k=args.k, mode=args.mode, where=parse_where(args.where), route=args.route)
         identities = index.identities()

@@ -4,22 +4,18 @@
 >>> for hit in Index.open("my-index").search("capital expenditure 2018", k=5):  # doctest: +SKIP
 ...     print(hit.doc, hit.pages, " > ".join(hit.section_path))
 
-An :class:`Index` is a store (:mod:`retrievers.store`: documents, chunks,
+An :class:`Index` is a store (:mod:`retrievers.store.database`: documents, chunks,
 vectors; why a crash never leaves an unreadable index) and its search arrays
-(:mod:`retrievers.arrays`).  Documents come in through the ingest stage
-(:mod:`retrievers.ingest`: parse, chunk, tokenise, embed), from this process,
-its worker processes or Ray shards (:meth:`Index.merge_shards`).  Adding a
-document processes only that document; the collection-wide BM25 statistics are
-then recomputed from the stored tokens (seconds), since every idf changes.  A
-file whose content hash and options are already indexed is skipped.
+(:mod:`retrievers.store.arrays`).  Documents come in through the ingest stage
+(:mod:`retrievers.ingest.documents`: parse, chunk, tokenise, embed), from this process,
+its worker processes or Ray shards (:meth:`Index.merge_shards`), and are committed by
+:mod:`retrievers.store.commit`.  Adding a document processes only that document; the
+collection-wide BM25 statistics are then recomputed from the stored tokens (seconds), since
+every idf changes.  A file whose content hash and options are already indexed is skipped.
 
-Search modes:
-
-``bm25``    BM25 over chunks (bm25s sparse index).
-``dense``   embedding similarity (faiss over the collection; exact within a document).
-``hybrid``  reciprocal-rank fusion of the two (no training).
-``ranker``  (default) LightGBM LambdaRank over hierarchy features of the union of
-            the BM25 and dense candidates (:mod:`retrievers.features`).
+A search is checked and its query scored here (tokens, BM25 scores, vector, concepts, the
+documents it names); its mode -- ``bm25``, ``dense``, ``hybrid`` or ``ranker`` (the default) --
+runs in the rank stage (:func:`retrievers.rank.search.rank`), which returns the best rows.
 """
 
 from __future__ import annotations
@@ -36,25 +32,23 @@ import numpy as np
 from structrag.errors import ConfigError, IndexFormatError
 from structrag.model import Chunk
 
-from .arrays import exact_below, load_vector_index, open_corpus
-from .arrays import publish as publish_arrays
-from .bm25 import BM25Params, TopK
-from .corpus import LAYOUT, Corpus
-from .commit import AddReport, Event, Writes
-from .doc_cues import IssuerTable, named_documents
-from .features import QueryScores, query_scores
-from .identities import Identities, stored_identities
-from .identity import resolve_name
-from .ingest import ChunkOptions, ParseOptions
-from .ranker import LambdaRanker, rrf
-from .ranking import (
-    MODES, RANKER_FILE, Hit, Mode, bm25_top, check_query, check_ranker, check_request, load_ranker, no_dense_error,
-    rerank,
-)
-from .settings import check_settings, create_settings
-from .settings import options_key as document_options_key
-from .store import DB_NAME, Store
-from .tokenization import Tokenizer
+from .ingest.options import ChunkOptions, ParseOptions
+from .lexical.bm25 import BM25Params, TopK
+from .lexical.tokenizer import Tokenizer
+from .rank import search as rank_stage
+from .rank.named_documents import IssuerTable
+from .rank.query import QueryScores, query_scores
+from .rank.ranker import LambdaRanker
+from .rank.search import MODES, RANKER_FILE, Hit, Mode, check_query, check_ranker, check_request, load_ranker
+from .store.arrays import VectorSearch, exact_below, open_corpus
+from .store.arrays import publish as publish_arrays
+from .store.commit import AddReport, Event, Writes
+from .store.corpus import LAYOUT, Corpus
+from .store.database import DB_NAME, Store
+from .store.identities import Identities, stored_identities
+from .store.names import resolve_name
+from .store.settings import check_settings, create_settings
+from .store.settings import options_key as document_options_key
 
 __all__ = ["Index", "Hit", "AddReport", "DocInfo", "Mode", "MODES", "RANKER_FILE", "Event"]
 
@@ -67,7 +61,7 @@ class DocInfo(NamedTuple):
     sha1: str
     page_count: int
     n_chunks: int
-    identity: Any = None  # its DocumentIdentity (retrievers.identities), None when it has none
+    identity: Any = None  # its DocumentIdentity (retrievers.store.identities), None when it has none
 
 
 class Index(Writes, Identities):
@@ -89,7 +83,7 @@ class Index(Writes, Identities):
         self.parse_options = ParseOptions.of(json.loads(meta.get("parse_options", "{}")))
         self.chunk_options = ChunkOptions.of(json.loads(meta.get("chunk_options", "{}")))
         self._encoder_obj = None
-        self._vindex = None
+        self._vectors = VectorSearch(store, corpus)
         self._ranker: LambdaRanker | None = None
         self._lock = threading.RLock()
         self._doc_paths: dict[str, str] | None = None  # name -> path, for resolving --doc
@@ -116,11 +110,11 @@ class Index(Writes, Identities):
         ``dense``: embed chunks (``"auto"``: when sentence-transformers and faiss
         are installed); ``model``: the dense model (default ``"auto"``: chosen
         from the language of the first document indexed, all-MiniLM-L6-v2 for
-        English, multilingual-e5-small otherwise; see :func:`retrievers.dense.choose_model`),
+        English, multilingual-e5-small otherwise; see :func:`retrievers.embed.encoder.choose_model`),
         or a sentence-transformers model name or folder; ``max_seq_length``: word
         pieces embedded per chunk (default 128 for MiniLM).  ``parse_options`` go to ``parse_pdf``,
-        ``chunk_options`` to ``chunk_document`` (:class:`~retrievers.ingest.ParseOptions`,
-        :class:`~retrievers.ingest.ChunkOptions`, or mappings of their fields).
+        ``chunk_options`` to ``chunk_document`` (:class:`~retrievers.ingest.options.ParseOptions`,
+        :class:`~retrievers.ingest.options.ChunkOptions`, or mappings of their fields).
         """
         settings = create_settings(dense=dense, model=model, max_seq_length=max_seq_length, tokenizer=tokenizer,
                                    bm25=bm25, parse_options=parse_options, chunk_options=chunk_options)
@@ -235,7 +229,7 @@ class Index(Writes, Identities):
 
     @property
     def store(self) -> Store:
-        """The index's :class:`~retrievers.store.Store` (its writer lock, documents and chunk rows)."""
+        """The index's :class:`~retrievers.store.database.Store` (its writer lock, documents and chunk rows)."""
         return self._store
 
     @property
@@ -246,17 +240,17 @@ class Index(Writes, Identities):
 
     @property
     def encoder(self):
-        """The :class:`~retrievers.dense.DenseEncoder` of a dense index (loaded on first use)."""
+        """The :class:`~retrievers.embed.encoder.DenseEncoder` of a dense index (loaded on first use)."""
         if self._encoder_obj is None:
-            from .dense import DenseEncoder
+            from .embed.encoder import DenseEncoder
 
             self._encoder_obj = DenseEncoder(self.dense_model, max_seq_length=self.dense_max_seq_length)
         return self._encoder_obj
 
-    # --- writing (retrievers.commit) ---------------------------------------------------------
+    # --- writing (retrievers.store.commit) ---------------------------------------------------------
     def resolve_auto_model(self, texts: Sequence[str]) -> None:
         """Fix an ``auto`` index's dense model from the language of ``texts`` (its first document); stored."""
-        from .dense import DEFAULT_MAX_SEQ_LENGTH, choose_model, is_default_model
+        from .embed.encoder import DEFAULT_MAX_SEQ_LENGTH, choose_model, is_default_model
 
         model = choose_model(texts)
         msl = self.dense_max_seq_length or (DEFAULT_MAX_SEQ_LENGTH if is_default_model(model) else None)
@@ -266,7 +260,7 @@ class Index(Writes, Identities):
 
     def use_dense_model(self, model: str, max_seq_length: int | None) -> None:
         """Embed with ``model`` from now on (not stored: the caller stores it with the vectors it made,
-        :func:`retrievers.commit.widen_dense_model`)."""
+        :func:`retrievers.store.commit.widen_dense_model`)."""
         self.dense_model, self.dense_max_seq_length = model, max_seq_length
         self._encoder_obj = None
 
@@ -278,7 +272,7 @@ class Index(Writes, Identities):
         corpus = publish_arrays(self._store, self.tokenizer, self.bm25_params, self.has_dense)
         with self._lock:
             self._corpus = corpus
-            self._vindex = None
+            self._vectors = VectorSearch(self._store, corpus)
             self._doc_paths = None
             self._identity_cache = None
             self._vectors_error = None
@@ -294,7 +288,7 @@ class Index(Writes, Identities):
         return document_options_key(ParseOptions.of(parse_options), ChunkOptions.of(chunk_options), self.tokenizer,
                                     self._dense_setting)
 
-    # --- search (retrievers.ranking) ------------------------------------------------------------
+    # --- search (retrievers.rank.search) ------------------------------------------------------------
     @property
     def ranker(self) -> LambdaRanker:
         """The index's own ranker (``ranker.txt`` in its folder) or the one shipped for its features."""
@@ -312,7 +306,7 @@ class Index(Writes, Identities):
 
     def resolve_doc(self, doc: str) -> str:
         """The indexed document ``doc`` means: its name, a trailing part of its path, or its path
-        (:func:`retrievers.identity.resolve_name`; ConfigError when none or several match)."""
+        (:func:`retrievers.store.names.resolve_name`; ConfigError when none or several match)."""
         if self._doc_paths is None:
             self._doc_paths = {d.name: d.path for d in self._store.documents()}
         try:
@@ -344,9 +338,9 @@ class Index(Writes, Identities):
 
     def query_scores(self, query: str, *, dense: bool = True) -> QueryScores:
         """What the first stage and the features share for ``query``: its tokens, BM25 scores, vector,
-        and the concepts it names (:mod:`retrievers.concepts`)."""
-        from .concepts import default_vocabulary
-        from .features import asks_for_amount
+        and the concepts it names (:mod:`retrievers.rank.concepts`)."""
+        from .rank.concepts import default_vocabulary
+        from .rank.question import asks_for_amount
 
         qv = self.query_vector(query) if dense else None
         tokens = self.tokenizer.tokenize(query)
@@ -369,55 +363,22 @@ class Index(Writes, Identities):
         got = self._issuers = (names, self._identity_cache, IssuerTable([ids.get(n) for n in names], self.tokenizer))
         return got[2]
 
-    def _dense_top(self, qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
-        if qs.query_vector is None:
-            raise no_dense_error(self.path)
-        vecs = self._corpus.chunk_vectors
-        if rows is not None or self._corpus.n_chunks < exact_below():
-            from .vectors import exact_top_k
-
-            return exact_top_k(vecs, qs.query_vector, n, rows)
-        with self._lock:
-            if self._vindex is None:
-                self._vindex = load_vector_index(self._store, vecs)
-            vi = self._vindex
-        return vi.search(qs.query_vector, n)
+    @property
+    def vectors(self) -> VectorSearch:
+        """The dense first stage: nearest chunks of a query vector in the committed generation."""
+        return self._vectors
 
     def named_docs(self, qs: QueryScores, doc: str | None = None) -> list[int]:
-        """Corpus indices of the documents the question names (:func:`retrievers.doc_cues.named_documents`),
+        """Corpus indices of the documents the question names (:func:`retrievers.rank.search.named_docs`),
         when searching the collection (no ``doc``) and they are not all of it."""
-        if doc is not None or qs.doc_cues is None:
-            return []
-        named = named_documents(qs.doc_cues)
-        return [int(i) for i in named] if len(named) < len(self._corpus.doc_names) else []
+        return rank_stage.named_docs(self._corpus, qs, doc)
 
     def candidates(self, qs: QueryScores, *, doc: str | None = None, n: int = 100,
                    where: Mapping[str, Any] | None = None) -> np.ndarray:
-        """First-stage rows for the ranker: BM25 top ``n``, then dense top ``n``, then the top ``n`` by
-        BM25 of the question's concept expansion (:mod:`retrievers.concepts`), each without rows
-        already in: a statement row worded only in the filer's words must reach the ranker.  Across the
-        collection (no ``doc``), the documents the question names (:func:`retrievers.doc_cues.named_documents`)
-        add their own top ``n`` by BM25 and by the expansion: every 10-K shares the question's words, and
-        the named one's chunks must compete with the rest in the one ranking."""
-        rows = self._scope(doc, where)
-        out = bm25_top(qs, rows, n).indices
-        more = []
-        if qs.query_vector is not None:
-            more.append(self._dense_top(qs, rows, n).indices)
-        if qs.x_chunk_bm25 is not None:
-            more.append(bm25_top(qs._replace(chunk_bm25=qs.x_chunk_bm25), rows, n).indices)
-        for i in self.named_docs(qs, doc):
-            routed = self._corpus.doc_rows(i)
-            if rows is not None:
-                routed = np.intersect1d(routed, rows)
-            more.append(bm25_top(qs, routed, n).indices)
-            if qs.query_vector is not None:
-                more.append(self._dense_top(qs, routed, n).indices)
-            if qs.x_chunk_bm25 is not None:
-                more.append(bm25_top(qs._replace(chunk_bm25=qs.x_chunk_bm25), routed, n).indices)
-        for m in more:
-            out = np.concatenate([out, m[~np.isin(m, out)]])
-        return out
+        """First-stage rows for the ranker within ``doc`` and ``where``
+        (:func:`retrievers.rank.search.first_stage`)."""
+        return rank_stage.first_stage(self._corpus, qs, self._scope(doc, where), n, self._vectors,
+                                  self.named_docs(qs, doc))
 
     def rank(
         self,
@@ -431,7 +392,10 @@ class Index(Writes, Identities):
         where: Mapping[str, Any] | None = None,
         route: bool = True,
     ) -> TopK:
-        """Corpus rows and scores of the best ``k`` chunks (no text fetched); see :meth:`search`."""
+        """Corpus rows and scores of the best ``k`` chunks (no text fetched); see :meth:`search`.
+
+        The request is checked and the query scored here; the mode runs in the rank stage
+        (:func:`retrievers.rank.search.rank`)."""
         if not isinstance(query, QueryScores):
             check_query(query, self.tokenizer.tokenize(query))
         if mode != "bm25" and self._vectors_error is not None:
@@ -440,23 +404,10 @@ class Index(Writes, Identities):
         use_dense = self.has_dense and mode in ("dense", "hybrid", "ranker")
         qs = query if isinstance(query, QueryScores) else self.query_scores(query, dense=use_dense)
         rows = self._scope(doc, where)
-        if self._corpus.n_chunks == 0:
-            return TopK(np.zeros(0, np.int64), np.zeros(0, np.float32))
-        if mode == "bm25":
-            return bm25_top(qs, rows, k)
-        if mode == "dense":
-            return self._dense_top(qs, rows, k)
-        n = max(candidates, k)
-        if mode == "hybrid":
-            if qs.query_vector is None:  # a lexical index: hybrid is BM25
-                return bm25_top(qs, rows, k)
-            ids, s = rrf([bm25_top(qs, rows, n).indices, self._dense_top(qs, rows, n).indices])
-            return TopK(ids[:k], s[:k])
-        cand = self.candidates(qs, doc=doc, n=n, where=where)
-        if cand.size == 0:
-            return TopK(cand, np.zeros(0, np.float32))
-        order, s = rerank(self._corpus, qs, cand, ranker or self.ranker, k, self.named_docs(qs, doc) if route else ())
-        return TopK(cand[order], s)
+        with self._lock:
+            corpus, vectors = self._corpus, self._vectors
+        return rank_stage.rank(corpus, qs, mode=mode, k=k, vectors=vectors, model=lambda: ranker or self.ranker,
+                           rows=rows, doc=doc, candidates=candidates, route=route)
 
     def search(
         self,
@@ -471,13 +422,13 @@ class Index(Writes, Identities):
     ) -> list[Hit]:
         """The ``k`` best chunks for ``query`` (within document ``doc`` if given), best first.
 
-        ``mode``: ``ranker`` (default), ``bm25``, ``dense`` or ``hybrid`` (see the
-        module docstring); ``candidates``: first-stage depth per retriever for
+        ``mode``: ``ranker`` (default), ``bm25``, ``dense`` or ``hybrid``
+        (:mod:`retrievers.rank.search`); ``candidates``: first-stage depth per retriever for
         ``ranker`` and ``hybrid``.  ``route`` (ranker mode, no ``doc``): the chunks of the documents
         the question names by issuer and period (:meth:`named_docs`) come first, each part in the
         ranker's order; ``False`` ranks all candidates by the ranker alone.
         ``where``: only documents whose identity matches, e.g.
-        ``{"company": "3M", "year": 2018, "type": "10-K"}`` (:class:`retrievers.identities.Where`;
+        ``{"company": "3M", "year": 2018, "type": "10-K"}`` (:class:`retrievers.store.identities.Where`;
         ConfigError listing the known values when no document matches).
         """
         t = self.rank(query, k=k, doc=doc, mode=mode, candidates=candidates, where=where, route=route)

@@ -26,9 +26,9 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from structrag.errors import ConfigError
 from structrag.llama_index import join_header_path
 
-from .index import MODES, Hit, Index
 from .engines.records import identity_payload
-from .ranking import page_fields
+from .index import MODES, Hit, Index
+from .rank.search import page_fields
 
 __all__ = ["StructragRetriever", "hit_to_node"]
 

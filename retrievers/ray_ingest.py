@@ -11,16 +11,16 @@
    class, so each worker loads the embedding model once): for each document
    of its batch it hashes the file (a document already indexed with the same
    content and options is skipped), runs the index's own per-document step
-   (:func:`retrievers.ingest.process_pdf`: parse, chunk, tokenise), then embeds
+   (:func:`retrievers.ingest.documents.process_pdf`: parse, chunk, tokenise), then embeds
    the chunks and section paths of the whole batch in one encoder call
-   (:func:`retrievers.ingest.embed_documents`), writes what it made to a shard
-   (:mod:`retrievers.shards`) and returns one small status row per document.
+   (:func:`retrievers.ingest.documents.embed_documents`), writes what it made to a shard
+   (:mod:`retrievers.store.shards`) and returns one small status row per document.
    Parsing and embedding share the actor: the documents are the heavy data, and
    moving them between two stages through the object store would cost more than
    it buys on CPU workers.  The largest files are handed out first, so no worker
    is left alone with a big one at the end.
 2. The driver streams the status rows and commits each document from its shard
-   into the index (:func:`retrievers.commit.merge_shard`), in input order, so the index is
+   into the index (:func:`retrievers.store.commit.merge_shard`), in input order, so the index is
    the same whatever the number of workers and however they finish.
 
 A document that fails (not a PDF, encrypted, damaged, a worker that crashed on
@@ -44,15 +44,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from structrag._progress import progress_bar
 from structrag.errors import ConfigError, StructragError
 from structrag.files import file_sha1
 
-from .commit import AddReport, Event, ignore_event, merge_shard
-from .dense import AUTO_MODEL
+from .embed.encoder import AUTO_MODEL
 from .index import Index
-from .ingest import ChunkOptions, ParseOptions, embed_documents, expand_paths, failure_message, process_pdf
-from .progress import progress_bar
-from .shards import ShardDocument, require_pyarrow, shard_settings, write_shard
+from .ingest.documents import embed_documents, expand_paths, failure_message, process_pdf
+from .ingest.options import ChunkOptions, ParseOptions
+from .store.commit import AddReport, Event, ignore_event, merge_shard
+from .store.shards import ShardDocument, require_pyarrow, shard_settings, write_shard
 
 __all__ = ["ray_build", "ray_add", "ray_session", "IndexWorker", "ray_available", "SHARD_DIR", "RUN_REPORT"]
 
@@ -133,7 +134,7 @@ class IndexWorker:
         self.shard_dir = Path(shard_dir)
         self.encoder = None
         if self.settings.get("dense_model"):
-            from .dense import DenseEncoder
+            from .embed.encoder import DenseEncoder
 
             # the actor holds `threads` CPUs of Ray's accounting; more embedding threads would oversubscribe
             self.encoder = DenseEncoder(self.settings["dense_model"], device=device, threads=max(int(threads), 1),
@@ -248,7 +249,7 @@ def ray_add(
         leftover = sorted(shard_dir.glob("*.parquet")) if shard_dir.is_dir() else []
         for p in leftover:
             merge_shard(index, p, report, emit, remove=not keep_shards)
-        # files of the same base name are different documents; the merge names them (retrievers.identity)
+        # files of the same base name are different documents; the merge names them (retrievers.store.names)
         todo = [{"path": os.path.abspath(f), "name": f.name} for f in files]
         existing = {d.name: d for d in index.store.documents()}
         widened: list[str] = []
@@ -274,13 +275,13 @@ def _collection_model(index: Index, todo: list[dict[str, str]], pages: int = 3) 
     Each file's first ``pages`` pages are read (a file that cannot be read is reported by its worker):
     a model not yet chosen comes from the first file in CJK script if there is one, else from the first
     readable file; a collection on MiniLM widens to e5 when a file in CJK script arrives
-    (:func:`retrievers.commit.widen_dense_model`), so Ray and a local build put the same documents in
+    (:func:`retrievers.store.commit.widen_dense_model`), so Ray and a local build put the same documents in
     the same vector space.
     """
     import pymupdf
 
-    from .commit import widen_dense_model
-    from .dense import MULTILINGUAL_MODEL, choose_model
+    from .embed.encoder import MULTILINGUAL_MODEL, choose_model
+    from .store.commit import widen_dense_model
 
     first: list[str] | None = None
     for item in todo:
@@ -350,7 +351,7 @@ def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch
     ready: dict[str, dict[str, Any]] = {}
     shard_left: dict[str, int] = {}
     nxt = 0
-    bar = progress_bar(progress, total=len(todo), desc="indexing (ray)", unit="pdf")
+    bar = progress_bar(len(todo), desc="indexing (ray)", unit="pdf", enabled=progress)
 
     def commit_ready() -> None:
         nonlocal nxt
@@ -401,7 +402,7 @@ def _size_desc(item: Mapping[str, str]) -> tuple[int, str]:
 
 
 def _write_run_report(root: Path, report: AddReport) -> None:
-    from .store import atomic_write_bytes
+    from .store.durable import atomic_write_bytes
 
     body = {"added": report.added, "replaced": report.replaced, "unchanged": report.unchanged,
             "failed": [{"path": p, "error": e} for p, e in report.failed], "finished": time.time()}

@@ -85,7 +85,7 @@ def write_query_view(index: Any, queries: Sequence[tuple[str, Sequence[Any]]] | 
 def failed_queries_view(index: Any, queries: Sequence[Any], out: str | Path, *, k: int = 5, mode: str = "ranker",
                         candidates: int = 100, everything: bool = False, inline: bool = False,
                         dpi: int = DEFAULT_DPI) -> tuple[ViewStats | None, int, int]:
-    """Search each query (a :class:`retrievers.training.Query`) in its own document and write the view
+    """Search each query (a :class:`retrievers.rank.training.Query`) in its own document and write the view
     of those whose first hit is not on a relevant page (``everything``: of all).
 
     Returns (stats or None when nothing was written, queries searched, queries shown).  Queries
@@ -148,7 +148,7 @@ def _cmd_view_index(args: argparse.Namespace) -> int:
     dpi = args.dpi or DEFAULT_DPI
     with Index.open(args.target) as index:
         if args.queries:
-            from .training import load_queries
+            from .rank.training import load_queries
 
             stats, searched, shown = failed_queries_view(
                 index, load_queries(args.queries), out, k=args.k, mode=args.mode, candidates=args.candidates,

@@ -30,8 +30,10 @@ class NullBar:
         pass
 
 
-def progress_bar(total: int, *, desc: str, unit: str, enabled: bool) -> Any:
-    """A ``tqdm.auto`` bar on stderr when ``enabled``, else a :class:`NullBar`."""
+def progress_bar(total: int, *, desc: str, unit: str, enabled: bool | None) -> Any:
+    """A ``tqdm.auto`` bar on stderr when ``enabled`` (None: when stderr is a terminal), else a :class:`NullBar`."""
+    if enabled is None:
+        enabled = sys.stderr.isatty()
     if not enabled:
         return NullBar()
     from tqdm.auto import tqdm

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from eval.bench.collection import collection_pages
 from eval.bench.generalise import first_questions
-from retrievers.training import Query
+from retrievers.rank.training import Query
 
 
 class _Ranked:

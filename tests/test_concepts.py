@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from indexutil import make_report
-from retrievers.concepts import NO_EXPANSION, ConceptVocabulary, default_vocabulary
-from retrievers.features import CONCEPT_FEATURES, compute_features, question_years
 from retrievers.index import Index
-from retrievers.tokenization import Tokenizer
+from retrievers.lexical.tokenizer import Tokenizer
+from retrievers.rank.concepts import NO_EXPANSION, ConceptVocabulary, default_vocabulary
+from retrievers.rank.features import CONCEPT_FEATURES, compute_features
+from retrievers.rank.question import question_years
 from structrag.errors import ConfigError
 
 TOK = Tokenizer()

@@ -17,8 +17,8 @@ pytest.importorskip("onnx")
 pytest.importorskip("sentence_transformers")  # the export needs torch and transformers
 pytest.importorskip("faiss")
 
-from retrievers import dense as dense_mod  # noqa: E402
-from retrievers.dense import BACKENDS, DenseEncoder, resolve_backend  # noqa: E402
+from retrievers.embed import encoder as dense_mod  # noqa: E402
+from retrievers.embed.encoder import BACKENDS, DenseEncoder, resolve_backend  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
 from indexutil import make_reports  # noqa: E402
@@ -158,8 +158,8 @@ def test_unchanged_chunks_are_not_embedded_again(tmp_path, counted, monkeypatch)
 
 def test_merged_shards_are_not_embedded_again(tmp_path, counted):
     pytest.importorskip("pyarrow")
-    from retrievers.ingest import embed_documents, process_pdf
-    from retrievers.shards import ShardDocument, shard_settings, write_shard
+    from retrievers.ingest.documents import embed_documents, process_pdf
+    from retrievers.store.shards import ShardDocument, shard_settings, write_shard
 
     d = make_reports(tmp_path / "pdfs")
     with Index.create(tmp_path / "ix", dense=True, model="all-MiniLM-L6-v2") as ix:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from retrievers.doc_cues import doc_cues, named_documents, question_quarter
-from retrievers.features import DOC_FEATURES, compute_features
 from retrievers.index import Index
+from retrievers.rank.features import DOC_FEATURES, compute_features
+from retrievers.rank.named_documents import doc_cues, named_documents, question_quarter
 from structrag.model import Chunk, DocumentIdentity
 
 IDS = [DocumentIdentity(issuer="3M COMPANY", year=2018, doc_type="10-K"),
@@ -107,8 +107,8 @@ def test_named_document_reaches_the_candidates_and_its_features(tmp_path):
 
 
 def test_issuer_words_are_root_terms_of_their_documents():
-    from retrievers.doc_cues import IssuerTable
-    from retrievers.tokenization import Tokenizer
+    from retrievers.lexical.tokenizer import Tokenizer
+    from retrievers.rank.named_documents import IssuerTable
 
     tok = Tokenizer()
     table = IssuerTable(IDS, tok)

@@ -16,8 +16,8 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 pytest.importorskip("sentence_transformers")  # the export needs torch and transformers
 
-from retrievers.dense import DenseEncoder  # noqa: E402
-from retrievers.e5_export import read_e5  # noqa: E402
+from retrievers.embed.encoder import DenseEncoder  # noqa: E402
+from retrievers.embed.e5_export import read_e5  # noqa: E402
 from structrag.errors import ModelError  # noqa: E402
 
 TEXTS = [

@@ -154,8 +154,8 @@ def test_single_leaf_trees_and_empty_input():
     assert ens.predict(np.zeros((0, X.shape[1]))).shape == (0,)
 
 
-@pytest.mark.parametrize("name", ["structrag/levels/models/levels.txt", "retrievers/models/default-lexical.txt",
-                                  "retrievers/models/default-dense.txt"])
+@pytest.mark.parametrize("name", ["structrag/levels/models/levels.txt", "retrievers/rank/models/default-lexical.txt",
+                                  "retrievers/rank/models/default-dense.txt"])
 def test_shipped_models(name):
     path = REPO / name
     b = lgb.Booster(model_file=str(path))

@@ -250,7 +250,7 @@ def test_cli_errors_name_the_file_and_line(collection, tmp_path, capsys):
 
 
 def test_read_meta_file_checks_every_line_first(tmp_path):
-    from retrievers.identities import read_meta_file
+    from retrievers.store.identities import read_meta_file
 
     def resolve(doc):
         if doc != "a.pdf":

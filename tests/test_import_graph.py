@@ -6,7 +6,9 @@ Static: every ``import`` / ``from ... import`` statement, at module level and in
 * ``structrag`` never imports ``retrievers`` or ``eval``; ``retrievers`` never imports ``eval``;
 * ``structrag`` imports ``llama_index`` only in its adapter (:mod:`structrag.llama_index`);
 * inside ``structrag`` a stage imports only earlier stages: base helpers -> extraction ->
-  headings -> levels -> tree -> chunks -> pipeline -> adapters and command line.
+  headings -> levels -> tree -> chunks -> pipeline -> adapters and command line;
+* inside ``retrievers`` likewise: base helpers -> lexical -> embed -> ingest -> store -> rank ->
+  the index (with Ray and the search engines) -> adapters and command line.
 """
 
 from __future__ import annotations
@@ -203,3 +205,53 @@ def test_stages_import_earlier_stages_only():
 def test_the_rule_catches_a_backward_import(stage, forbidden):
     a, b = _stage(stage), _stage(forbidden)
     assert a is not None and b is not None and b > a
+
+
+#: retrievers' stages in pipeline order, as in STAGES: the lexical and dense representations, documents in,
+#: the index directory and its arrays, ranking, then the front doors built on them
+RETRIEVERS_STAGES = (
+    ("base", ("retrievers.extras", "retrievers.synthetic")),
+    ("lexical", ("retrievers.lexical",)),
+    ("embed", ("retrievers.embed",)),
+    ("ingest", ("retrievers.ingest",)),
+    ("store", ("retrievers.store",)),
+    ("rank", ("retrievers.rank",)),
+    # the front door (Index) and what builds on it: Index.build on Ray, serving from a search engine
+    ("index", ("retrievers.index", "retrievers.ray_ingest", "retrievers.engines")),
+    ("adapters", ("retrievers.cli", "retrievers.view_hits", "retrievers.llama_index")),
+)
+
+
+def _retrievers_stage(name: str) -> int | None:
+    for k, (_, prefixes) in enumerate(RETRIEVERS_STAGES):
+        if any(name == p or name.startswith(p + ".") for p in prefixes):
+            return k
+    return None
+
+
+def _retrievers_backward(name: str, target: str) -> str | None:
+    """Why ``name`` may not import ``target`` (None: it may)."""
+    if _top(name) != "retrievers" or _top(target) != "retrievers" or name == "retrievers" or target == "retrievers":
+        return None
+    a, b = _retrievers_stage(name), _retrievers_stage(target)
+    if a is None or b is None or b <= a:
+        return None
+    return f"stage {RETRIEVERS_STAGES[a][0]} imports the later stage {RETRIEVERS_STAGES[b][0]}"
+
+
+def test_every_retrievers_module_has_a_stage():
+    # the package's own __init__ is the public surface over all stages (its names load lazily)
+    assert [m for m in MODULES if _top(m) == "retrievers" and m != "retrievers" and _retrievers_stage(m) is None] == []
+
+
+def test_retrievers_stages_import_earlier_stages_only():
+    assert _violations(_retrievers_backward) == []
+
+
+@pytest.mark.parametrize("module,forbidden", [("retrievers.store.commit", "retrievers.rank.features"),
+                                              ("retrievers.lexical.bm25", "retrievers.embed.encoder"),
+                                              ("retrievers.rank.search", "retrievers.index")])
+def test_the_retrievers_rule_catches_a_backward_import(module, forbidden):
+    assert module in MODULES and forbidden in MODULES
+    assert _retrievers_backward(module, forbidden)
+    assert _retrievers_backward(forbidden, module) is None  # the other way is allowed

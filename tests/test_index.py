@@ -10,12 +10,12 @@ import sqlite3
 import numpy as np
 import pytest
 
-from retrievers.corpus import LAYOUT
 from retrievers.index import Index
-from retrievers.ingest import expand_paths
-from retrievers.ranker import LambdaRanker
-from retrievers.store import DB_NAME
-from retrievers.training import load_queries, make_training_set, train_ranker
+from retrievers.ingest.documents import expand_paths
+from retrievers.rank.ranker import LambdaRanker
+from retrievers.rank.training import load_queries, make_training_set, train_ranker
+from retrievers.store.corpus import LAYOUT
+from retrievers.store.database import DB_NAME
 from structrag.errors import ConfigError, IndexFormatError, ModelError, ReferenceFormatError, SchemaVersionError
 from indexutil import ACME, GLOBEX, make_report, make_reports, write_queries
 

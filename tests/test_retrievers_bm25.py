@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from retrievers.bm25 import ReferenceBM25, SparseBM25, top_k
-from retrievers.tokenization import tokenize
+from retrievers.lexical.bm25 import ReferenceBM25, SparseBM25, top_k
+from retrievers.lexical.tokenizer import tokenize
 from structrag.errors import ConfigError, IndexFormatError
 
 PASSAGES = [

@@ -8,8 +8,9 @@ import pytest
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("faiss")
 
-from retrievers.dense import DenseEncoder, resolve_model  # noqa: E402
-from retrievers.vectors import EmbeddingCache, VectorIndex, exact_top_k  # noqa: E402
+from retrievers.embed.encoder import DenseEncoder, resolve_model  # noqa: E402
+from retrievers.embed.cache import EmbeddingCache
+from retrievers.store.vectors import VectorIndex, exact_top_k  # noqa: E402
 from retrievers.index import Index  # noqa: E402
 from structrag.errors import ConfigError, ModelError  # noqa: E402
 from indexutil import make_reports  # noqa: E402

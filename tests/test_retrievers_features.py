@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.bm25 import ReferenceBM25
-from retrievers.corpus import ChunkRecord, Corpus, DocRecord, doc_nodes
-from retrievers.features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, compute_features, query_scores
-from retrievers.tokenization import Tokenizer
+from retrievers.ingest.sections import doc_nodes
+from retrievers.lexical.bm25 import ReferenceBM25
+from retrievers.lexical.tokenizer import Tokenizer
+from retrievers.rank.features import ALL_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, compute_features
+from retrievers.rank.query import query_scores
+from retrievers.store.corpus import ChunkRecord, Corpus, DocRecord
 from structrag.errors import ConfigError
 
 TOK = Tokenizer()
@@ -175,7 +177,7 @@ def test_page_and_content_features():
     corpus = Corpus.build([DocRecord("c.pdf", 2, _records(rows, 1))], TOK)
     names = ("bm25", "page_bm25", "num_ratio", "length", "q_amount")
     for query, amount in (("capital expenditures 1,577", True), ("strategy", False)):
-        from retrievers.features import asks_for_amount
+        from retrievers.rank.question import asks_for_amount
 
         assert asks_for_amount(query) is amount
         qs = query_scores(corpus, TOK.tokenize(query), amount=asks_for_amount(query))
@@ -238,3 +240,53 @@ def test_query_level_dense_feature(corpus):
     assert X[:, 0].tolist() == pytest.approx([X[:, 1].max()] * 4)
     with pytest.raises(ConfigError):
         compute_features(corpus, query_scores(corpus, TOK.tokenize(QUERY)), np.array([0]), ("q_dense_top_z",))
+
+
+def test_the_registry_orders_the_columns_the_shipped_rankers_read():
+    """The shipped LightGBM rankers read their columns by position: the registry's shipped columns, in
+    order, are the feature lists of their metadata, with no gap and no repeat."""
+    import json
+
+    from retrievers.rank import features as F
+    from retrievers.rank.ranker import default_model_path
+
+    for dense, names in ((False, F.PORTABLE_LEXICAL), (True, F.PORTABLE_FEATURES)):
+        path = default_model_path(dense)
+        meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+        assert list(names) == meta["features"]
+        assert f"feature_names={' '.join(names)}\n" in path.read_text(encoding="utf-8")
+    columns = sorted(f.column for f in F.FEATURES if f.column is not None)
+    assert columns == list(range(len(F.PORTABLE_FEATURES)))
+
+
+def test_the_registry_gives_every_name_set_and_describes_every_feature():
+    from retrievers.rank import features as F
+
+    names = [f.name for f in F.FEATURES]
+    assert len(set(names)) == len(names) and F.KNOWN_FEATURES == tuple(names)
+    assert all(f.group in F.GROUPS and f.direction in (-1, 0, 1) and callable(f.compute) for f in F.FEATURES)
+    # each group's set, in registry order; the sets cover the registry once
+    sets = (F.LEXICAL_FEATURES, F.DENSE_FEATURES, F.NORMALISED_LEXICAL, F.NORMALISED_DENSE, F.QUERY_LEXICAL,
+            F.QUERY_DENSE, F.CONCEPT_FEATURES, F.DOC_FEATURES, F.PAGE_TEXT_FEATURES, F.OPEN_PAGE_FEATURES)
+    assert sum(sets, ()) == F.KNOWN_FEATURES
+    assert F.HELD_FEATURES == ("bm25", "bm25_anc_max", "same_word_anc", "pos", "pos_ratio")
+    assert F.EVIDENCE_DIRECTION == {f.name: f.direction for f in F.FEATURES if f.direction}
+    assert F.needs_dense(["dense_z"]) and not F.needs_dense(F.PORTABLE_LEXICAL)
+    for f in F.FEATURES:  # the module docstring lists each feature with what it means
+        assert f"``{f.name}``" in F.__doc__ and f.about.split()[0] in F.__doc__
+
+
+def test_a_feature_reads_another_as_the_ranker_does(corpus):
+    """A feature built on another reads its float32 value, computed once per call."""
+    from retrievers.rank.candidates import Candidates
+
+    calls = []
+
+    def base(c):
+        calls.append(1)
+        return np.array([1.0, 1.0 + 1e-9, 3.0])
+
+    c = Candidates(corpus, query_scores(corpus, TOK.tokenize(QUERY)), np.array([0, 1, 2]),
+                   {"base": base, "twice": lambda c: c["base"] * 2})
+    assert c["twice"].dtype == np.float32 and c["twice"].tolist() == [2.0, 2.0, 6.0]
+    assert c["base"][0] == c["base"][1] and len(calls) == 1

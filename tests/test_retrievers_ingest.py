@@ -9,8 +9,8 @@ import json
 import pytest
 
 from retrievers.index import Index
-from retrievers.ingest import ChunkOptions, ParseOptions
-from retrievers.tokenization import Tokenizer
+from retrievers.ingest.options import ChunkOptions, ParseOptions
+from retrievers.lexical.tokenizer import Tokenizer
 from structrag.errors import ConfigError
 
 

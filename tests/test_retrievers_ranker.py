@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from retrievers.ranker import LambdaRanker, default_model_path, rrf
+from retrievers.rank.ranker import LambdaRanker, default_model_path
+from retrievers.rank.search import rrf
 from structrag.errors import ConfigError, ModelError
 
 FEATURES = ("signal", "noise", "position")
@@ -119,7 +120,7 @@ def test_shipped_models_load_and_rank_by_the_evidence(dense):
     """The shipped rankers are the documented design: portable features only, monotone in the
     evidence (more matching words or a closer embedding never lowers a candidate), and they
     discriminate (a model whose scores ignore the evidence would pass a shape check)."""
-    from retrievers.features import EVIDENCE_DIRECTION, PORTABLE_FEATURES
+    from retrievers.rank.features import EVIDENCE_DIRECTION, PORTABLE_FEATURES
 
     p = default_model_path(dense)
     model = LambdaRanker.load(p)
@@ -182,7 +183,7 @@ def test_monotone_constraint_holds_against_the_data(tmp_path):
 
 
 def test_evidence_directions_cover_the_portable_scores():
-    from retrievers.features import EVIDENCE_DIRECTION, KNOWN_FEATURES, PORTABLE_FEATURES, evidence_constraints
+    from retrievers.rank.features import EVIDENCE_DIRECTION, KNOWN_FEATURES, PORTABLE_FEATURES, evidence_constraints
 
     assert set(EVIDENCE_DIRECTION) <= set(KNOWN_FEATURES)
     got = evidence_constraints(PORTABLE_FEATURES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrievers.tokenization import Tokenizer, tokenize
+from retrievers.lexical.tokenizer import Tokenizer, tokenize
 from structrag.errors import ConfigError
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrievers.training import Query, TrainingSet, concat_training_sets, cross_validate
+from retrievers.rank.training import Query, TrainingSet, concat_training_sets, cross_validate
 from structrag.errors import ConfigError
 
 FEATURES = ("x", "noise")

@@ -150,7 +150,7 @@ def make_embedding(cache: Path, max_seq_length: int):
     from llama_index.core.bridge.pydantic import PrivateAttr
     from llama_index.core.embeddings import BaseEmbedding
 
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
 
     class CachedMiniLM(BaseEmbedding):
         _enc: Any = PrivateAttr()

@@ -38,12 +38,12 @@ from eval.bench.generalise import (
     DEPTH, EN_QUERIES, ZH_QUERIES, PageBM25, add_narrative_arg, monotone_for, load_parts, per_query, training_sets,
 )
 from eval.bench.generalise_build import ALL, index_dir
-from retrievers.features import (
+from retrievers.rank.features import (
     CONCEPT_FEATURES, DOC_FEATURES, OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
 )
 from retrievers.index import Index
-from retrievers.ranking import named_first
-from retrievers.training import leave_one_family_out, make_training_set
+from retrievers.rank.search import named_first
+from retrievers.rank.training import leave_one_family_out, make_training_set
 
 #: feature sets compared (the shipped set, and the same without the concept features)
 VARIANTS = {
@@ -52,7 +52,7 @@ VARIANTS = {
     # without the issuer/period agreement features (the routed candidates and the identity
     # words counted as found stay: they are not features)
     "no-doc": lambda feats: tuple(f for f in PORTABLE_FEATURES if f in feats and f not in DOC_FEATURES),
-    # with the whole-page text features (retrievers.page_features; not shipped: they cost the filings)
+    # with the whole-page text features (retrievers.rank.page_features; not shipped: they cost the filings)
     "page-text": lambda feats: tuple(f for f in PORTABLE_FEATURES + PAGE_TEXT_FEATURES
                                      if f in feats and f not in OPEN_PAGE_FEATURES),
     # without the open-question page-text features (the design shipped before them)

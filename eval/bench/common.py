@@ -1,7 +1,7 @@
 """What the benchmarks share: the data folder, the run's provenance, bootstrap intervals, held-out models.
 
 Kept small on purpose: anything a user of the library would call belongs in the library
-(:mod:`eval.retrieval_metrics`, :mod:`retrievers.ranker`, ...), not here.
+(:mod:`eval.retrieval_metrics`, :mod:`retrievers.rank.ranker`, ...), not here.
 """
 
 from __future__ import annotations

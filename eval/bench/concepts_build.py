@@ -1,4 +1,4 @@
-"""Build the packaged concept vocabulary ``retrievers/data/concepts.json``.
+"""Build the packaged concept vocabulary ``retrievers/rank/data/concepts.json``.
 
     python -m eval.bench.concepts_build [--wheel edgartools-5.62.1-py3-none-any.whl]
 
@@ -36,7 +36,7 @@ from pathlib import Path
 from eval.bench.common import REPO
 
 ALIASES = REPO / "eval" / "data" / "concept_aliases.json"
-OUT = REPO / "retrievers" / "data" / "concepts.json"
+OUT = REPO / "retrievers" / "rank" / "data" / "concepts.json"
 MEMBER = "edgar/xbrl/standardization/gaap_mappings.json"
 VERSION = "2026.12.1"
 #: standard concepts too generic to expand a question with (they match everything)

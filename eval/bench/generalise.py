@@ -22,12 +22,12 @@ Methods: BM25, dense, hybrid (RRF), the ranker, and the **page-BM25 baseline**
 (BM25 over each page's whole PyMuPDF text, pages ranked directly).  The ranker is
 scored **leave-one-family-out**: each query is ranked by a model trained on every
 other family's queries, with no query on one of its documents either
-(:func:`retrievers.training.leave_one_family_out`); training groups are each
+(:func:`retrievers.rank.training.leave_one_family_out`); training groups are each
 query's document candidates, plus the collection candidates for the filings (as
 the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap intervals
 (queries resampled).  Variants (``--variants``):
 
-* ``portable``: the portable features (:data:`retrievers.features.PORTABLE_FEATURES`),
+* ``portable``: the portable features (:data:`retrievers.rank.features.PORTABLE_FEATURES`),
   unweighted (``--balance``), monotone in the evidence features (``--monotone``;
   also for the company-out CV) -- the configuration that ships, chosen by inner
   cross-validation over the training families (``python -m eval.bench.nested run --final``);
@@ -38,13 +38,13 @@ the shipped rankers train).  Per family: mAP and R@5 with 95% bootstrap interval
 * ``raw22``: the 22 original features, family-balanced;
 * ``no-mention``: ``portable`` without ``sec_mention`` / ``q_sec_mention``;
 * ``no-concepts``: ``portable`` without the concept and year features
-  (:data:`retrievers.features.CONCEPT_FEATURES`): the shipped design before them;
+  (:data:`retrievers.rank.features.CONCEPT_FEATURES`): the shipped design before them;
 * ``page-text``: ``no-open-page`` with the whole-page text features
-  (:data:`retrievers.features.PAGE_TEXT_FEATURES`, not monotone), not shipped: they lifted longdoc
+  (:data:`retrievers.rank.features.PAGE_TEXT_FEATURES`, not monotone), not shipped: they lifted longdoc
   to page-BM25 but cost the filings and the demo's answer; older reports, run while they were in
   ``portable``, name this variant ``ranker:portable`` and the shipped design ``ranker:no-page-text``;
 * ``no-open-page``: ``portable`` without the open-question page-text features
-  (:data:`retrievers.features.OPEN_PAGE_FEATURES`): the design shipped before them;
+  (:data:`retrievers.rank.features.OPEN_PAGE_FEATURES`): the design shipped before them;
 * ``filings-only``: ``portable`` trained on the filings alone (what training on
   10-K questions only gives elsewhere);
 * ``no-narrative``: ``portable`` trained without the ``narrative-en`` questions (the training
@@ -80,14 +80,14 @@ from eval.bench.common import REPO, bootstrap_ci, out_path, paired_diff
 from eval.bench.generalise_tables import render
 from eval.bench.generalise_build import DATA, index_dir
 from eval.retrieval_metrics import evaluate
-from retrievers.bm25 import SparseBM25
-from retrievers.features import (
+from retrievers.lexical.bm25 import SparseBM25
+from retrievers.rank.features import (
     CONCEPT_FEATURES, LEXICAL_FEATURES, DENSE_FEATURES, OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features,
     evidence_constraints,
 )
 from retrievers.index import Index
-from retrievers.ranker import LambdaRanker
-from retrievers.training import (
+from retrievers.rank.ranker import LambdaRanker
+from retrievers.rank.training import (
     TrainingSet, concat_training_sets, cross_validate, leave_one_family_out, load_queries, make_training_set,
 )
 
@@ -289,7 +289,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-set-folds", action="store_true",
                     help="skip leave-one-set-out and leave-one-prospectus-out")
     ap.add_argument("--train-shipped", default=None, metavar="DIR",
-                    help="train the shipped rankers on every query set into DIR (retrievers/models) and stop")
+                    help="train the shipped rankers on every query set into DIR (retrievers/rank/models) and stop")
     args = ap.parse_args(argv)
     if args.train_shipped:
         parts, opened = load_parts(args)
@@ -506,8 +506,8 @@ def train_shipped(args, parts: list[Part], out_dir: Path) -> dict:
     (``default-dense``: with the dense features; ``default-lexical``: without)."""
     import hashlib
 
-    from retrievers.features import PORTABLE_LEXICAL
-    from retrievers.training import train_ranker
+    from retrievers.rank.features import PORTABLE_LEXICAL
+    from retrievers.rank.training import train_ranker
     from structrag.files import file_sha1
 
     files = [DATA / "retrieval" / "queries.jsonl", DATA / "longdoc" / "queries.jsonl", Path(args.zh_queries),
@@ -572,8 +572,8 @@ def zh_choices(args, cache: Path) -> dict:
 
 
 def detected_mentions(parts: list[Part]) -> dict[str, bool]:
-    """Whether each query names one of its document's headings (:mod:`retrievers.mentions`)."""
-    from retrievers.mentions import heading_keys, mentioned, normalise
+    """Whether each query names one of its document's headings (:mod:`retrievers.rank.question`)."""
+    from retrievers.rank.question import heading_keys, mentioned, normalise
 
     out = {}
     for p in parts:

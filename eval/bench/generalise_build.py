@@ -65,9 +65,9 @@ def throughput(args, cache: Path, out_file: Path) -> int:
     without the machine's other load in the figure (wall time on a shared machine is not)."""
     import numpy as np
 
-    from retrievers.corpus import doc_nodes, path_text
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
     from retrievers.index import Index
+    from retrievers.ingest.sections import doc_nodes, section_path_text
 
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch
@@ -84,7 +84,7 @@ def throughput(args, cache: Path, out_file: Path) -> int:
         sample = [chunks[i] for i in sorted(rng.choice(len(chunks), size=min(args.throughput, len(chunks)),
                                                        replace=False))]
         texts = [c.text for c in sample]
-        paths = [path_text(c.section_path) for c in sample]
+        paths = [section_path_text(c.section_path) for c in sample]
         for key in args.models.split(","):
             enc = DenseEncoder(MODELS[key], cache="")  # "": no embedding cache (None would read the env)
             enc.encode(["warm up"])
@@ -168,7 +168,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("STRUCTRAG_EMBEDDING_CACHE", str(cache / "embeddings.sqlite"))
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     from retrievers.index import Index
-    from retrievers.tokenization import Tokenizer
+    from retrievers.lexical.tokenizer import Tokenizer
 
     out_file = cache / "gen" / "build.json"
     out_file.parent.mkdir(parents=True, exist_ok=True)

@@ -210,7 +210,7 @@ def filter_run(root: Path, index_dir: Path, k: int = 50) -> dict[str, Any]:
 
 def where_ok(ident, company: str, ref: dict[str, Any]) -> bool:
     """Whether the document's own identity passes the company+year filter its questions get."""
-    from retrievers.identities import Where
+    from retrievers.store.identities import Where
 
     return Where({"company": company, "year": ref["year"]}).matches(ident)
 

@@ -4,7 +4,7 @@
 
 Builds one ``auto`` dense index under ``.cache/mixed``: the English filings named by ``--english``
 first (the index picks MiniLM), then every Chinese prospectus of ``../shared/data/prospectus-zh`` (the
-index widens to multilingual-e5-small and re-embeds the filings: :func:`retrievers.commit.widen_dense_model`).
+index widens to multilingual-e5-small and re-embeds the filings: :func:`retrievers.store.commit.widen_dense_model`).
 Then scores the 93 Chinese prospectus questions (``eval/data/prospectus_zh_queries.jsonl``) and the
 filings questions on those filings, with BM25, dense, hybrid and the shipped ranker, within the named
 document and across the whole collection (a page of another document is wrong), with 95% bootstrap
@@ -27,7 +27,7 @@ import numpy as np
 from eval.bench.collection import collection_pages
 from eval.bench.common import CACHE, REPO, bootstrap_ci, data_dir, out_path
 from eval.retrieval_metrics import evaluate
-from retrievers.training import load_queries
+from retrievers.rank.training import load_queries
 
 ZH_QUERIES = REPO / "eval" / "data" / "prospectus_zh_queries.jsonl"
 

@@ -56,7 +56,7 @@ from eval.bench.generalise import (
     EN_QUERIES, RAW22, ZH_QUERIES, all_baseline_runs, load_parts, training_sets,
 )
 from eval.bench.nested_data import BASELINES, Data, pages_ap, query_ap, ranked_pages, top_pages
-from retrievers.features import (
+from retrievers.rank.features import (
     PORTABLE_FEATURES, QUERY_DENSE, QUERY_LEXICAL, available_features,
 )
 
@@ -147,8 +147,8 @@ def _init(cache: str) -> None:
 def _fit_score(task) -> dict:
     """Fit one (features, mentions, balance) model on ``train`` groups; the scores of ``test`` queries
     at every tree count."""
-    from retrievers.ranker import LambdaRanker
-    from retrievers.training import family_weights
+    from retrievers.rank.ranker import LambdaRanker
+    from retrievers.rank.training import family_weights
 
     d = _DATA
     (fs, m, bal), train_idx, test_idx, seed = task
@@ -159,7 +159,7 @@ def _fit_score(task) -> dict:
     y = d.train_y[rows]
     g = d.train_group[train_idx]
     w = family_weights(train_idx, key=lambda i: d.train_q[i]["family"]) if bal == "family" else None
-    from retrievers.features import evidence_constraints
+    from retrievers.rank.features import evidence_constraints
 
     mono = evidence_constraints(names) if fs.endswith("/mono") else None
     model = LambdaRanker(names, seed=seed, n_estimators=max(TREES), learning_rate=0.01, monotone=mono).fit(
@@ -428,7 +428,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="0,1,2", help="companycv: seeds of the chosen configuration")
     ap.add_argument("--grid-features", default=",".join(GRID["features"]),
                     help=f"run: feature sets searched, of {sorted(FEATURE_SETS)}; NAME/mono adds monotone "
-                         "evidence constraints (retrievers.features.EVIDENCE_DIRECTION)")
+                         "evidence constraints (retrievers.rank.features.EVIDENCE_DIRECTION)")
     ap.add_argument("--grid-mentions", default="on,off", help="run: section mentions searched (on, off)")
     ap.add_argument("--grid-balance", default="family,none", help="run: group weights searched (family, none)")
     ap.add_argument("--grid-fusion", default=",".join(str(w) for w in FUSION),

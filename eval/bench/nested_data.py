@@ -60,7 +60,7 @@ def pages_ap(order_pages: list[list[int]], relevant: set[int]) -> float:
 
 
 def fused_order(scores: np.ndarray, bm25_rank: np.ndarray, w: float) -> np.ndarray:
-    # Not retrievers.ranker.rrf: the BM25 side is a feature column whose tied candidates share the
+    # Not retrievers.rank.search.rrf: the BM25 side is a feature column whose tied candidates share the
     # best rank, ranks count from 0, and ties fall back to the candidate order -- the weighting the
     # nested runs chose with; rrf (ranked lists, ranks from 1) would move their figures.
     order = np.argsort(-scores, kind="stable")

@@ -20,7 +20,7 @@ def _r5(pages: list[int], rel: set[int]) -> float:
 
 def render(args) -> int:
     """Markdown tables of ``--out`` (with the old rankers and the fixed-design LOFO of ``--fixed``)."""
-    from retrievers.ranker import LambdaRanker
+    from retrievers.rank.ranker import LambdaRanker
 
     data = Data(Path(args.cache))
     state = json.loads(Path(args.out).read_text())

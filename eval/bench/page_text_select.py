@@ -2,7 +2,7 @@
 
     nice -n 10 python -m eval.bench.page_text_select [--folds 4] [--jobs 2] [--out structrag-out/page_text_select/page-text-select.json]
 
-The first design (the four :data:`retrievers.features.PAGE_TEXT_FEATURES`, monotone in the evidence
+The first design (the four :data:`retrievers.rank.features.PAGE_TEXT_FEATURES`, monotone in the evidence
 ones) lifted longdoc above page-BM25 but cost the filings 0.065 mAP leave-one-family-out.  The candidates below were fixed after that result and before
 this ran; the choice among them must not read the leave-one-family-out folds, so it is made the
 way the shipped design was chosen (``python -m eval.bench.nested run --final``): the families of
@@ -20,7 +20,7 @@ Candidates:
 * ``gated-amount`` / ``gated-concept`` (added after the first design's result, fixed before this ran again): ``all-free``
   with the page-text features unknown (NaN) on questions that ask for an amount (``q_amount``) / that
   name a concept (``q_concept``): the filings' loss came from statement questions whose best whole
-  page is not the answer.  ``gated-concept`` is :data:`retrievers.features.OPEN_PAGE_FEATURES`, which
+  page is not the answer.  ``gated-concept`` is :data:`retrievers.rank.features.OPEN_PAGE_FEATURES`, which
   it chose and which ships; ``none`` is the portable set without either.
 """
 
@@ -40,10 +40,10 @@ from eval.bench.common import REPO, out_path
 from eval.bench.generalise import (
     EN_QUERIES, ZH_QUERIES, load_parts, per_query, rows_to_run, training_sets,
 )
-from retrievers.features import (
+from retrievers.rank.features import (
     OPEN_PAGE_FEATURES, PAGE_TEXT_FEATURES, PORTABLE_FEATURES, available_features, evidence_constraints,
 )
-from retrievers.training import leave_one_family_out
+from retrievers.rank.training import leave_one_family_out
 
 CANDIDATES = ("none", "all", "all-free", "rel-rank", "gated-amount", "gated-concept")
 #: the constraints of the monotone forms (the direction in which each can only help)

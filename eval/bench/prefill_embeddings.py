@@ -25,9 +25,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     index_path, model, shard, n = args.index, args.model, args.shard, args.nshards
     os.environ.setdefault("STRUCTRAG_EMBEDDING_CACHE", str(REPO / ".cache" / "embeddings.sqlite"))
-    from retrievers.corpus import doc_nodes, path_text
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
     from retrievers.index import Index
+    from retrievers.ingest.sections import doc_nodes, section_path_text
 
     enc = DenseEncoder(model)
     with Index.open(index_path) as ix:
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
                 continue
             chunks = ix.chunks(d.name)
             enc.encode([c.text for c in chunks])
-            enc.encode([path_text(p) for p in doc_nodes([c.section_path for c in chunks]).paths])
+            enc.encode([section_path_text(p) for p in doc_nodes([c.section_path for c in chunks]).paths])
             print(f"shard {shard}: {d.name} ({len(chunks)} chunks)", file=sys.stderr, flush=True)
     return 0
 

@@ -33,9 +33,9 @@ import numpy as np
 
 from eval.bench.common import bootstrap_diff, bootstrap_ratio, data_dir, out_path
 from eval.retrieval_metrics import evaluate
-from retrievers.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
 from retrievers.index import Index
-from retrievers.training import cross_validate, load_queries, make_training_set
+from retrievers.rank.features import ALL_FEATURES, DENSE_FEATURES, HELD_FEATURES, LEXICAL_FEATURES, feature_names
+from retrievers.rank.training import cross_validate, load_queries, make_training_set
 
 SCOPES = ("doc", "collection")
 #: features dropped together by ``--group-ablation``: one at a time, tree features stand in for

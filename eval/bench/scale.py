@@ -204,10 +204,10 @@ def _time_engine(engine, index, texts, qv, label: str) -> dict:
 def sizing(args) -> dict:
     from eval.bench.retrieval_latency import build
 
-    from retrievers.bm25 import top_k
     from retrievers.engines import QdrantEngine
-    from retrievers.features import QueryScores, query_scores
     from retrievers.index import Index
+    from retrievers.lexical.bm25 import top_k
+    from retrievers.rank.query import query_scores
 
     tmp = Path(tempfile.mkdtemp(prefix="scale-sizing-"))
     try:
@@ -216,13 +216,13 @@ def sizing(args) -> dict:
         corpus = index.corpus
         texts, qv = _queries_for(index, args.queries)
         for i in range(3):  # warm-up
-            index._dense_top(QueryScores([], None, None, None, [], qv[i]), None, 100)
+            index.vectors.top(qv[i], None, 100)
         first = []
         for i, t in enumerate(texts):
             a = time.perf_counter()
             toks = index.tokenizer.tokenize(t)
             top_k(corpus.bm25_chunks.scores(toks), 100)
-            index._dense_top(QueryScores(toks, None, None, None, [], qv[i]), None, 100)
+            index.vectors.top(qv[i], None, 100)
             first.append(time.perf_counter() - a)
         full = []
         for i, t in enumerate(texts):
@@ -295,7 +295,7 @@ def sizing_table(r: dict) -> str:
 def agreement(args) -> dict:
     from retrievers.engines import EngineRetriever, QdrantEngine
     from retrievers.index import Index
-    from retrievers.training import load_queries
+    from retrievers.rank.training import load_queries
 
     single = Index.open(args.single)
     other = Index.open(args.ray)

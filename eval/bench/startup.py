@@ -129,7 +129,7 @@ def evaluator_speed(reps: int = 200) -> list[dict]:
     from structrag.levels.gbdt import TreeEnsemble
 
     models = [("level model", REPO / "structrag" / "levels" / "models" / "levels.txt", (3, 8)),
-              ("ranker (dense)", REPO / "retrievers" / "models" / "default-dense.txt", (100, 200))]
+              ("ranker (dense)", REPO / "retrievers" / "rank" / "models" / "default-dense.txt", (100, 200))]
     out = []
     rng = np.random.default_rng(0)
     for label, path, sizes in models:

@@ -22,10 +22,10 @@ def load_queries(path: str | os.PathLike) -> list[dict[str, Any]]:
     """The queries of a ``queries.jsonl`` file as the runner's dicts (``qid``, ``query``, ``doc``,
     ``relevant_pages`` 0-based, ``evidence`` [{page, text}], ``source``).
 
-    Read by :func:`retrievers.training.load_queries`, so that a file means the same to the runner as to
+    Read by :func:`retrievers.rank.training.load_queries`, so that a file means the same to the runner as to
     ranker training: its rules (required keys, page numbers, duplicate ids) are the only ones.
     """
-    from retrievers.training import load_queries as read
+    from retrievers.rank.training import load_queries as read
 
     return [{"qid": q.qid, "query": q.query, "doc": q.doc, "relevant_pages": list(q.relevant_pages),
              "evidence": [{"page": pg, "text": t} for pg, t in q.evidence], "source": q.source}
@@ -149,7 +149,7 @@ def _ranker_source(index: Any) -> str | None:
     if path is not None and (Path(path) / "ranker.txt").exists():
         return str(Path(path) / "ranker.txt")
     try:
-        from retrievers.ranker import default_model_path
+        from retrievers.rank.ranker import default_model_path
 
         return str(default_model_path(bool(getattr(index, "has_dense", False))))
     except ImportError:  # pragma: no cover

@@ -12,7 +12,7 @@ provenance), its BM25 weights and its embedding, and answers the first stage
 (BM25 top-n and nearest-neighbour top-n, filtered to a document if asked).
 :class:`EngineRetriever` reranks those candidates with the index's LightGBM
 ranker over the hierarchy features, computed from the index's stored
-structure (:class:`retrievers.corpus.Corpus`), never by re-parsing.
+structure (:class:`retrievers.store.corpus.Corpus`), never by re-parsing.
 ``pip install "structrag[engines]"`` (qdrant-client, opensearch-py,
 llama-index-vector-stores-qdrant); each engine imports its client only when used.
 """

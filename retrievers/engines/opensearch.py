@@ -27,10 +27,10 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from structrag._progress import progress_bar
 from structrag.errors import BackendError, ConfigError
 
 from ..extras import require
-from ..progress import progress_bar
 from .records import IDENTITY_INTEGERS, IDENTITY_KEYWORDS, EngineHit, Exporter, SyncReport
 
 __all__ = ["OpenSearchEngine"]
@@ -197,7 +197,7 @@ class OpenSearchEngine:
                 self.client.delete_by_query(index=target, body={"query": {"term": {"doc": n}}}, refresh=True,
                                             conflicts="proceed")
         written = 0
-        bar = progress_bar(progress, total=len(added), desc="sync (opensearch)", unit="doc")
+        bar = progress_bar(len(added), desc="sync (opensearch)", unit="doc", enabled=progress)
         for n in added:
             chunks = ex.chunks(n)
             written += self._bulk(self.bulk_actions(chunks))

@@ -27,10 +27,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from structrag._progress import progress_bar
 from structrag.errors import ConfigError
 
 from ..extras import require
-from ..progress import progress_bar
 from .records import EngineHit, Exporter, SyncReport, query_sparse
 
 __all__ = ["QdrantEngine", "qdrant_vector_store", "point_id"]
@@ -154,7 +154,7 @@ class QdrantEngine:
         for n in removed:
             self._delete_doc(n)
         written = 0
-        bar = progress_bar(progress, total=len(added), desc="sync (qdrant)", unit="doc")
+        bar = progress_bar(len(added), desc="sync (qdrant)", unit="doc", enabled=progress)
         for n in added:
             written += self._send(ex, n, want[n][0])
             bar.update(1)

@@ -7,7 +7,7 @@ page count, the chunk's BM25 tokens, its embedding, and its BM25 weights as a
 sparse vector.
 
 The sparse vector is the chunk's row of the index's own BM25 matrix
-(:class:`retrievers.bm25.SparseBM25` stores ``idf * tf-part`` per chunk and
+(:class:`retrievers.lexical.bm25.SparseBM25` stores ``idf * tf-part`` per chunk and
 term), keyed by a stable 32-bit hash of the term (:func:`term_index`), so a
 dot product with :func:`query_sparse` (each query term's count) *is* the
 index's BM25 score: an engine that scores sparse vectors (Qdrant) ranks
@@ -27,7 +27,7 @@ import numpy as np
 
 from structrag.errors import ConfigError
 
-from ..ranking import page_fields
+from ..rank.search import page_fields
 
 __all__ = ["EngineChunk", "EngineHit", "SyncReport", "Exporter", "iter_engine_chunks", "term_index", "query_sparse",
            "RECORD_SCHEMA", "doc_identity",
@@ -69,7 +69,7 @@ class EngineChunk(NamedTuple):
     block_ids: list[int]
     vector: np.ndarray | None
     sparse: tuple[list[int], list[float]]
-    identity: Any = None  # the document's DocumentIdentity (retrievers.identities), None when it has none
+    identity: Any = None  # the document's DocumentIdentity (retrievers.store.identities), None when it has none
 
     def payload(self) -> dict[str, Any]:
         """The stored fields (no vectors): what a hit carries back."""

@@ -3,7 +3,7 @@
 The engine (:class:`~retrievers.engines.QdrantEngine`,
 :class:`~retrievers.engines.OpenSearchEngine`) returns BM25 top-n and
 nearest-neighbour top-n chunks; their union is ranked by the index's LightGBM
-ranker over the hierarchy features (:func:`retrievers.features.compute_features`),
+ranker over the hierarchy features (:func:`retrievers.rank.features.compute_features`),
 computed from the index's stored structure -- section nodes, ancestor headings,
 sibling positions, pages, BM25 statistics of chunks, headings, sections and
 pages -- never by parsing again.  This is :meth:`retrievers.index.Index.rank`
@@ -22,8 +22,8 @@ import numpy as np
 from structrag.errors import ConfigError
 
 from ..index import Index
-from ..ranker import LambdaRanker, rrf
-from ..ranking import Hit, Mode, check_query, check_request, rerank
+from ..rank.ranker import LambdaRanker
+from ..rank.search import Hit, Mode, check_query, check_request, named_docs, rerank, rrf
 from .records import EngineHit
 
 __all__ = ["EngineRetriever"]
@@ -45,7 +45,7 @@ class EngineRetriever:
     candidates:
         First-stage depth of each retriever (BM25 and dense) for ``ranker`` and ``hybrid``.
     ranker:
-        A :class:`~retrievers.ranker.LambdaRanker`; default: the index's.
+        A :class:`~retrievers.rank.ranker.LambdaRanker`; default: the index's.
     """
 
     def __init__(self, index: Index, engine: Any, *, candidates: int = 100, ranker: LambdaRanker | None = None) -> None:
@@ -95,7 +95,7 @@ class EngineRetriever:
             doc = index.resolve_doc(doc)
         asked = doc  # the caller's document (None: the collection), before where narrows the engine's filter
         if where:
-            from ..identities import Where
+            from ..store.identities import Where
 
             names = Where(where).select(index.identities(), path=index.path)
             names = [n for n in names if doc is None or n == doc]
@@ -121,14 +121,14 @@ class EngineRetriever:
             fused, s = rrf([[ids[(h.doc, h.chunk_id)] for h in lex], [ids[(h.doc, h.chunk_id)] for h in dense]])
             return [self._hit(by_key[keys[i]], sc) for i, sc in zip(fused[:k].tolist(), s[:k].tolist())]
         # ranker: BM25 candidates, then dense ones, then BM25 of the question's concept expansion
-        # (retrievers.concepts), each without those already in: Index.candidates' order
+        # (retrievers.rank.concepts), each without those already in: rank.search.first_stage's order
         qs = index.query_scores(query, dense=use_dense)
         first, seen = [], set()
         xterms = list(qs.expansion.terms)
         more = self.engine.lexical(xterms, n, doc=doc) if xterms else []
-        # then the documents the question names, each on its own (Index.candidates)
+        # then the documents the question names, each on its own (rank.search.first_stage)
         scope = None if doc is None else {doc} if isinstance(doc, str) else set(doc)
-        named = index.named_docs(qs, asked)
+        named = named_docs(index.corpus, qs, asked)
         for i in named:
             name = index.corpus.doc_names[i]
             if scope is not None and name not in scope:

@@ -1,0 +1,6 @@
+"""Ingestion, the third stage: PDF files to processed documents (parsed, chunked, tokenised, embedded).
+
+Modules: :mod:`.options` (the parse and chunk options stored with an index), :mod:`.sections` (the
+section nodes of a document's chunks), :mod:`.documents` (files to processed documents, in worker
+processes; their embeddings).
+"""
