@@ -28,7 +28,7 @@ from .not_headings import text_reason
 from .outline import locate_outline
 from .page_labels import TitleIndex, footer_labels, map_pages
 
-__all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY", "LOST_BEFORE"]
+__all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY", "LOST_BEFORE", "follows_lost_entry"]
 
 #: ``level_source`` of a secondary contents run's entries: ``level`` is their level within the run only
 SECONDARY = "contents-secondary"
@@ -66,6 +66,12 @@ def _plausible(document: Document, h: Heading, title: str) -> bool:
 #: the reason a located entry carries when the contents list an entry with a page number that was not located,
 #: on a page from the previous located entry's to this one's: the headings between them may belong to it
 LOST_BEFORE = "after a contents entry not located: "
+
+
+def follows_lost_entry(h: Heading) -> bool:
+    """Whether ``h`` is a located entry that :data:`LOST_BEFORE` marks (a reason is the one field a heading
+    carries it in; this module writes it and reads it)."""
+    return any(r.startswith(LOST_BEFORE) for r in h.reasons)
 
 
 def _mark_lost_before(entries: Sequence[ContentsEntry], found: dict[int, Heading]) -> None:
