@@ -24,7 +24,7 @@ from typing import NamedTuple, Sequence
 from ..model import Document, Heading, OutlineEntry
 from .contents_entries import ContentsEntry, contents_runs, parse_contents
 from ..text import clean_heading
-from .not_headings import text_reason
+from .not_headings import text_code
 from .outline import locate_outline
 from .page_labels import TitleIndex, footer_labels, map_pages
 
@@ -102,7 +102,7 @@ def _unprinted_parents(entries: Sequence[ContentsEntry], found: dict[int, Headin
     """
     out: list[Heading] = []
     for k, e in enumerate(entries):
-        if k in found or e.label is not None or e.level is None or text_reason(e.title, e.page) is not None:
+        if k in found or e.label is not None or e.level is None or text_code(e.title, e.page) is not None:
             continue  # a "(continued)" repeat of a parent, or a wrapped "Years Ended ..." line, heads nothing
         kids: list[Heading] = []
         for j in range(k + 1, len(entries)):
