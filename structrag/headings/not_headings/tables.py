@@ -1,8 +1,8 @@
 """Labels at a table's edge that open no section: column headers, row groups under a header, row groups.
 
-:mod:`.not_headings` finds a table's rows by their text (rows of figures, rows of years, unit lines) and
+:mod:`.rows` finds a table's rows by their text (rows of figures, rows of years, unit lines) and :mod:`.page`
 rules out labels stacked between them.  This module looks at the table's edges, where the rows are on
-one side only (:func:`edge_reasons`):
+one side only (:data:`EDGE_RULES`, asked in this order for each label, the first that holds naming the reason):
 
 * **a column header over a column of figures**: a short line in the header band (the short lines right
   above the first rows), set off the rows' left edge and centred neither over them nor on the page

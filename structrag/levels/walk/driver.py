@@ -3,7 +3,7 @@
 :func:`assign_levels` walks a document's headings in reading order, one step
 at a time (one heading, the headings of one page, or of k pages).  Per step it
 builds the memory with the chosen strategy, asks the predictor, validates the
-answer with :func:`~.base.check_levels`, asks again with feedback (up to the
+answer with :func:`~structrag.levels.base.check_levels`, asks again with feedback (up to the
 predictor's ``max_retries``), falls back to a second predictor when the first
 raises a :class:`~structrag.errors.BackendError` or stays invalid on a group,
 and projects what is still invalid onto the valid range.  Every heading leaves
@@ -161,7 +161,7 @@ def assign_levels(
     tables of :mod:`.policies`.
     ``predictor`` is a registered name (``learned``, ``rules``, ``font-size``,
     ``size-rank``, ``numbering``, ``vlm``, ...) built with ``predictor_options``,
-    or a :class:`~.base.LevelPredictor`.  ``memory`` is a strategy name
+    or a :class:`~structrag.levels.base.LevelPredictor`.  ``memory`` is a strategy name
     (``recent``, ``previous-n``, ``random``, ``branches``) or instance;
     ``granularity`` is ``"heading"``, ``"page"`` or a number of pages.
     ``fallback`` (a name or predictor) answers a step the predictor cannot
