@@ -48,10 +48,11 @@ _CAPTION = re.compile(r"^(?:table|figure|fig\.|chart|graph)\s+[\dA-Z][\d.\-–]*
 
 
 class TextRule(NamedTuple):
-    """One rule on a block's text: its name, whether it holds (text stripped, 0-based page), its reason."""
+    """One rule on a block's text: its name, whether it holds (text stripped, its words, 0-based page), its
+    reason."""
 
     name: str
-    holds: Callable[[str, int], object]
+    holds: Callable[[str, list[str], int], object]
     reason: NotHeading
 
 
@@ -65,48 +66,45 @@ _AXIS_MIN_PERIODS = 3
 _COVER_LINE_PAGES = 2
 
 
-def _continued(t: str, page: int) -> bool:
+def _continued(t: str, toks: list[str], page: int) -> bool:
     return bool(_CONTINUED.search(t)) and not t.lower().startswith(("contents", "table of contents"))
 
 
-def _column_header(t: str, page: int) -> bool:
+def _column_header(t: str, toks: list[str], page: int) -> bool:
     return len(t) <= _HEADER_MAX_CHARS and bool(
         COLUMN_HEAD.match(t) or YEARS_FIRST.match(t) or (UNIT.search(t) and header_row(t)))
 
 
-def _currency_row(t: str, page: int) -> bool:
-    toks = t.split()
+def _currency_row(t: str, toks: list[str], page: int) -> bool:
     return any(x in ("$", "€", "£") or x.startswith(("$", "€", "£")) for x in toks) \
         and sum(1 for x in toks if FIGURE.match(x)) >= _ROW_MIN_FIGURES
 
 
-def _figures_only(t: str, page: int) -> bool:
+def _figures_only(t: str, toks: list[str], page: int) -> bool:
     # nothing but figures and fillers ("13 N/A 97 N/A"): a row's cells, whatever number it starts with
-    toks = t.split()
     return len(toks) >= 2 and all(FIGURE.match(x) for x in toks) and not all(YEAR.match(x) for x in toks)
 
 
-def _chart_axis(t: str, page: int) -> bool:
+def _chart_axis(t: str, toks: list[str], page: int) -> bool:
     # periods and figures only ("Dec-17 Dec-18 Dec-19 Dec-20 $0", "Q1 22 Q2 22 Q3 22")
-    toks = t.split()
     periods = sum(1 for x in toks if PERIOD.match(x))
     return periods >= _AXIS_MIN_PERIODS and all(PERIOD.match(x) or FIGURE.match(x) or YEAR.match(x) for x in toks)
 
 
 #: what the text alone says, asked in this order (the first that holds names the reason)
 TEXT_RULES: tuple[TextRule, ...] = (
-    TextRule("letter closing", lambda t, page: _CLOSING.match(t), NotHeading.LETTER_CLOSING),
-    TextRule("signature", lambda t, page: SIGNED.match(t), NotHeading.SIGNATURE),
-    TextRule("letter notation", lambda t, page: _NOTATION.match(t), NotHeading.LETTER_NOTATION),
-    TextRule("blank page notice", lambda t, page: _BLANK_PAGE.match(t), NotHeading.BLANK_PAGE),
-    TextRule("safety notice label", lambda t, page: _CALLOUT.match(t), NotHeading.SAFETY_LABEL),
-    TextRule("footnote", lambda t, page: _FOOTNOTE.match(t), NotHeading.FOOTNOTE),
-    TextRule("caption by its words", lambda t, page: _CAPTION.search(t), NotHeading.CAPTION),
-    TextRule("web or mail address", lambda t, page: _ADDRESS.search(t), NotHeading.ADDRESS),
+    TextRule("letter closing", lambda t, toks, page: _CLOSING.match(t), NotHeading.LETTER_CLOSING),
+    TextRule("signature", lambda t, toks, page: SIGNED.match(t), NotHeading.SIGNATURE),
+    TextRule("letter notation", lambda t, toks, page: _NOTATION.match(t), NotHeading.LETTER_NOTATION),
+    TextRule("blank page notice", lambda t, toks, page: _BLANK_PAGE.match(t), NotHeading.BLANK_PAGE),
+    TextRule("safety notice label", lambda t, toks, page: _CALLOUT.match(t), NotHeading.SAFETY_LABEL),
+    TextRule("footnote", lambda t, toks, page: _FOOTNOTE.match(t), NotHeading.FOOTNOTE),
+    TextRule("caption by its words", lambda t, toks, page: _CAPTION.search(t), NotHeading.CAPTION),
+    TextRule("web or mail address", lambda t, toks, page: _ADDRESS.search(t), NotHeading.ADDRESS),
     TextRule("continued repeat", _continued, NotHeading.CONTINUED),
-    TextRule("SEC cover-page line", lambda t, page: page <= _COVER_LINE_PAGES and _SEC_COVER.match(t),
+    TextRule("SEC cover-page line", lambda t, toks, page: page <= _COVER_LINE_PAGES and _SEC_COVER.match(t),
              NotHeading.COVER_LINE),
-    TextRule("byline of authors", lambda t, page: page == 0 and author_line(t), NotHeading.BYLINE),
+    TextRule("byline of authors", lambda t, toks, page: page == 0 and author_line(t), NotHeading.BYLINE),
     TextRule("column header", _column_header, NotHeading.COLUMN_HEADER),
     TextRule("row of figures with a currency", _currency_row, NotHeading.FIGURES_ROW),
     TextRule("figures and fillers only", _figures_only, NotHeading.FIGURES_ROW),
@@ -117,7 +115,11 @@ TEXT_RULES: tuple[TextRule, ...] = (
 def text_code(text: str, page: int) -> NotHeading | None:
     """Why ``text`` (a block's text, whitespace collapsed) is no heading whatever its look, or None."""
     t = text.strip()
-    return next((rule.reason for rule in TEXT_RULES if rule.holds(t, page)), None)
+    toks = t.split()
+    for rule in TEXT_RULES:
+        if rule.holds(t, toks, page):
+            return rule.reason
+    return None
 
 
 def text_reason(text: str, page: int) -> str | None:
