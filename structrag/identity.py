@@ -165,7 +165,7 @@ def _doc_type(first_page: str, cover: str, title: str, meta: str, display: str =
                                                                                                   meta + title, re.I):
         return "earnings release", "cover"
     # the type's words count in display text only: a paper's "manual annotation" or a court file's
-    # "annual report" in running text says nothing of what the document is (found on longdoc/, see RESULTS 18)
+    # "annual report" in running text says nothing of what the document is
     for text, source in ((title, "cover"), (display, "cover"), (meta, "metadata")):
         for name, rx in _TYPE_RULES:
             if rx.search(text):

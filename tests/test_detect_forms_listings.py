@@ -8,7 +8,7 @@ without its rule and checks that the heading it could be mistaken for stays.
 
 from __future__ import annotations
 
-from structrag.headings.lists import contents_listing, repeated_fields, stacked_labels
+from structrag.headings.not_headings.lists import contents_listing, repeated_fields, stacked_labels
 from structrag.headings.not_headings import page_reasons
 from structrag.headings.whole_text import ends_sentence
 

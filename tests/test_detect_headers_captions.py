@@ -11,7 +11,7 @@ Each test fails without its rule and checks that the heading it could be mistake
 from __future__ import annotations
 
 from structrag import extract
-from structrag.headings.lists import exhibit_index
+from structrag.headings.not_headings.lists import exhibit_index
 from structrag.headings.not_headings import page_reasons, text_reason
 from structrag.headings.whole_text import leads_in
 from structrag.pipeline import detect_headings

@@ -8,7 +8,7 @@ without its rule and checks that the heading it could be mistaken for stays.
 
 from __future__ import annotations
 
-from structrag.headings.lists import figure_labels, repeated_fields
+from structrag.headings.not_headings.lists import figure_labels, repeated_fields
 from structrag.headings.not_headings import is_table_line, page_reasons
 from structrag.headings.whole_text import lone_qualifier
 

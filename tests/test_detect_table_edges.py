@@ -8,7 +8,7 @@ has a real title beside it that must stay.
 from __future__ import annotations
 
 from structrag.headings.not_headings import is_table_line, page_reasons
-from structrag.headings.tables import edge_reasons
+from structrag.headings.not_headings.tables import edge_reasons
 
 from pdfgen import page_blocks
 

@@ -12,7 +12,7 @@ from pdfgen import PDFBuilder  # noqa: E402
 from structrag.extraction import extract  # noqa: E402
 from structrag.headings.contents import SECONDARY  # noqa: E402
 from structrag.levels import assign_levels  # noqa: E402
-from structrag.levels.logic import DocumentLogic  # noqa: E402
+from structrag.levels.walk.logic import DocumentLogic  # noqa: E402
 from structrag.model import Heading  # noqa: E402
 from structrag.numbering import parse_numbering  # noqa: E402
 from structrag.pipeline import parse_document  # noqa: E402

@@ -1,11 +1,11 @@
 """A second look among a parent's children nests under the first (issue 23, item 6):
-:func:`structrag.levels.looks.nest_second_look` on described headings, and the driver on a real PDF."""
+:func:`structrag.levels.walk.looks.nest_second_look` on described headings, and the driver on a real PDF."""
 
 from __future__ import annotations
 
 import pytest
 
-from structrag.levels.looks import nest_second_look
+from structrag.levels.walk.looks import nest_second_look
 from structrag.levels.style import describe
 from structrag.model import Heading
 from structrag.numbering import parse_numbering

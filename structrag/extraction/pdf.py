@@ -139,49 +139,10 @@ def extract(
     try:
         if doc.is_repaired:
             warnings.append(f"{path}: the PDF was damaged and has been repaired; some content may be missing")
-        n = doc.page_count if max_pages is None else min(doc.page_count, max_pages)
-        try:
-            outline = clean_outline(
-                OutlineEntry(level=int(lv), title=_WS_RE.sub(" ", strip_control(str(t))).strip(), page=int(pg) - 1)
-                for lv, t, pg, *_ in doc.get_toc(simple=True)
-            )
-        except Exception as exc:  # a broken outline must not cost the document
-            warnings.append(f"{path}: the PDF outline could not be read ({exc}); ignoring it")
-            outline = ()
+        page_count = doc.page_count if max_pages is None else min(doc.page_count, max_pages)
+        outline = _read_outline(doc, path, warnings)
         metadata = tuple(sorted((k, str(v)) for k, v in (doc.metadata or {}).items() if v))
-        pages: list[list[_PageBlock]] = []
-        sizes: list[tuple[float, float]] = []
-        textless: list[int] = []
-        failed: list[int] = []
-        with _progress(n, path.name, progress) as bar:
-            for pno in range(n):
-                try:
-                    page = doc.load_page(pno)
-                    rect = page.rect
-                    sizes.append((float(rect.width), float(rect.height)))
-                    raws = _page_blocks(page, flags)
-                except Exception as exc:
-                    failed.append(pno)
-                    log.debug("%s, page %d: text extraction failed: %s", path, pno + 1, exc)
-                    if len(sizes) <= pno:
-                        sizes.append((0.0, 0.0))
-                    raws = []
-                page_blocks: list[_PageBlock] = []
-                keep_lines = _may_be_toc(raws)
-                for rb in raws:
-                    font, size, bold, italic, color = _block_style(rb)
-                    page_blocks.append(
-                        _PageBlock(pno, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
-                                   len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines),
-                                   lines=rb.lines if keep_lines else None,
-                                   head_lines=rb.lines if len(rb.lines) > 1 and rb.y0 <= _RUNNING_ZONE * rect.height
-                                   else None)
-                    )
-                if not page_blocks and pno not in failed:
-                    textless.append(pno)
-                pages.append(page_blocks)
-                bar.update(1)
-        page_count = n
+        pages, sizes, textless, failed = _read_pages(doc, page_count, flags, path, progress)
     finally:
         doc.close()
 
@@ -198,6 +159,79 @@ def extract(
     for w in warnings:
         _warnings.warn(w, StructragWarning, stacklevel=3)  # past route_mupdf_messages, to the caller
 
+    body, furniture, text, page_offsets, page_block_starts = _assemble(pages, page_count)
+    return Document(
+        path=path_text(str(path)),
+        name=path_text(path.name),
+        sha1=file_sha1(path),
+        page_count=page_count,
+        page_sizes=tuple(sizes),
+        blocks=tuple(body),
+        furniture=tuple(furniture),
+        text=text,
+        page_offsets=tuple(page_offsets),
+        page_block_starts=tuple(page_block_starts),
+        toc_pages=tuple(toc_pages),
+        textless_pages=tuple(textless),
+        outline=outline,
+        metadata=metadata,
+        warnings=tuple(warnings),
+    )
+
+
+def _read_outline(doc, path: Path, warnings: list[str]) -> tuple[OutlineEntry, ...]:
+    """The PDF's outline, blank titles dropped; a broken one is noted in ``warnings`` and ignored."""
+    try:
+        return clean_outline(
+            OutlineEntry(level=int(lv), title=_WS_RE.sub(" ", strip_control(str(t))).strip(), page=int(pg) - 1)
+            for lv, t, pg, *_ in doc.get_toc(simple=True)
+        )
+    except Exception as exc:  # a broken outline must not cost the document
+        warnings.append(f"{path}: the PDF outline could not be read ({exc}); ignoring it")
+        return ()
+
+
+def _read_pages(doc, n: int, flags: int, path: Path, progress: bool | None):
+    """The first ``n`` pages' style blocks in reading order, one page loaded at a time; with the page sizes,
+    the pages without a text layer and those whose extraction failed."""
+    pages: list[list[_PageBlock]] = []
+    sizes: list[tuple[float, float]] = []
+    textless: list[int] = []
+    failed: list[int] = []
+    with _progress(n, path.name, progress) as bar:
+        for pno in range(n):
+            try:
+                page = doc.load_page(pno)
+                rect = page.rect
+                sizes.append((float(rect.width), float(rect.height)))
+                raws = _page_blocks(page, flags)
+            except Exception as exc:
+                failed.append(pno)
+                log.debug("%s, page %d: text extraction failed: %s", path, pno + 1, exc)
+                if len(sizes) <= pno:
+                    sizes.append((0.0, 0.0))
+                raws = []
+            page_blocks: list[_PageBlock] = []
+            keep_lines = _may_be_toc(raws)
+            for rb in raws:
+                font, size, bold, italic, color = _block_style(rb)
+                page_blocks.append(
+                    _PageBlock(pno, (rb.x0, rb.y0, rb.x1, rb.y1), rb.text, font, size, bold, italic, color,
+                               len(rb.lines), rb.column, not all(ln.horizontal for ln in rb.lines),
+                               lines=rb.lines if keep_lines else None,
+                               head_lines=rb.lines if len(rb.lines) > 1 and rb.y0 <= _RUNNING_ZONE * rect.height
+                               else None)
+                )
+            if not page_blocks and pno not in failed:
+                textless.append(pno)
+            pages.append(page_blocks)
+            bar.update(1)
+    return pages, sizes, textless, failed
+
+
+def _assemble(pages: list[list[_PageBlock]], page_count: int):
+    """Body blocks (furniture apart), the reading-order text joined from them, where each page starts in the
+    text and in the blocks."""
     body: list[Block] = []
     furniture: list[Block] = []
     parts: list[str] = []
@@ -223,22 +257,4 @@ def extract(
     for p in range(page_count - 1, -1, -1):
         lo, hi = page_block_starts[p], page_block_starts[p + 1]
         page_offsets[p] = body[lo].start if hi > lo else page_offsets[p + 1]
-
-    return Document(
-        path=path_text(str(path)),
-        name=path_text(path.name),
-        sha1=file_sha1(path),
-        page_count=page_count,
-        page_sizes=tuple(sizes),
-        blocks=tuple(body),
-        furniture=tuple(furniture),
-        text=text,
-        page_offsets=tuple(page_offsets),
-        page_block_starts=tuple(page_block_starts),
-        toc_pages=tuple(toc_pages),
-        textless_pages=tuple(textless),
-        outline=outline,
-        metadata=metadata,
-        warnings=tuple(warnings),
-    )
-
+    return body, furniture, text, page_offsets, page_block_starts

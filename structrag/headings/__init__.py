@@ -1,8 +1,8 @@
 """Headings, the second stage: which blocks are headings, from three signals.
 
 Modules: :mod:`.detect` (layout scoring), :mod:`.not_headings` (lines that only look like headings:
-table labels and captions, form fields, closings, cover lines), :mod:`.signatures` (names and job titles
-of signature blocks and board lists), :mod:`.wrapped` (wrapped titles joined whole), :mod:`.outline` (the
+table labels and captions, list entries, form fields, signature blocks and board lists, closings, cover
+lines; each ruled out with a reason code), :mod:`.wrapped` (wrapped titles joined whole), :mod:`.outline` (the
 PDF's bookmarks located on their pages), :mod:`.contents_entries` / :mod:`.page_labels` / :mod:`.contents` (the printed table of
 contents: entries, their pages, located as headings).  Levels are the next stage
 (:mod:`structrag.levels`); :func:`structrag.pipeline.detect_headings` joins the two.

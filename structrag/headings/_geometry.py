@@ -1,12 +1,12 @@
-"""Where blocks sit relative to one another (line pitch, closeness) and how a line stands out, shared by the
-heading rules."""
+"""Where blocks sit relative to one another (line pitch, closeness), how a line stands out and what running text
+looks like, shared by the heading rules."""
 
 from __future__ import annotations
 
 from ..model import Block
 from ..text import latin_capitals
 
-__all__ = ["pitch", "close_below", "tight", "touching", "at_row_spacing", "prominence", "share_inside"]
+__all__ = ["pitch", "close_below", "tight", "touching", "at_row_spacing", "prominence", "share_inside", "prose"]
 
 
 def pitch(b: Block) -> float:
@@ -55,3 +55,8 @@ def at_row_spacing(a: Block, b: Block, rows: Block | None = None) -> bool:
 def prominence(size: float | None, bold: bool | None, text: str) -> tuple[float, int, int]:
     """How a title stands out, for comparing two: size (to half a point), then weight, then capitals."""
     return round((size or 0.0) * 2) / 2, int(bool(bold)), int(latin_capitals(text))
+
+
+def prose(b: Block) -> bool:
+    """Running text: three or more lines of sentence length."""
+    return b.line_count >= 3 and len(b.text) / b.line_count >= 45

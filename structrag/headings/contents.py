@@ -24,11 +24,11 @@ from typing import NamedTuple, Sequence
 from ..model import Document, Heading, OutlineEntry
 from .contents_entries import ContentsEntry, contents_runs, parse_contents
 from ..text import clean_heading
-from .not_headings import text_reason
+from .not_headings import text_code
 from .outline import locate_outline
 from .page_labels import TitleIndex, footer_labels, map_pages
 
-__all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY", "LOST_BEFORE"]
+__all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY", "LOST_BEFORE", "follows_lost_entry"]
 
 #: ``level_source`` of a secondary contents run's entries: ``level`` is their level within the run only
 SECONDARY = "contents-secondary"
@@ -68,6 +68,12 @@ def _plausible(document: Document, h: Heading, title: str) -> bool:
 LOST_BEFORE = "after a contents entry not located: "
 
 
+def follows_lost_entry(h: Heading) -> bool:
+    """Whether ``h`` is a located entry that :data:`LOST_BEFORE` marks (a reason is the one field a heading
+    carries it in; this module writes it and reads it)."""
+    return any(r.startswith(LOST_BEFORE) for r in h.reasons)
+
+
 def _mark_lost_before(entries: Sequence[ContentsEntry], found: dict[int, Heading]) -> None:
     """Add :data:`LOST_BEFORE` to the reasons of each located entry (``found``, by index into ``entries``)
     with an unlocated entry of the contents mapped to a page from the located entry before it up to its own.
@@ -96,7 +102,7 @@ def _unprinted_parents(entries: Sequence[ContentsEntry], found: dict[int, Headin
     """
     out: list[Heading] = []
     for k, e in enumerate(entries):
-        if k in found or e.label is not None or e.level is None or text_reason(e.title, e.page) is not None:
+        if k in found or e.label is not None or e.level is None or text_code(e.title, e.page) is not None:
             continue  # a "(continued)" repeat of a parent, or a wrapped "Years Ended ..." line, heads nothing
         kids: list[Heading] = []
         for j in range(k + 1, len(entries)):

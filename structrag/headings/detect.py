@@ -22,9 +22,7 @@ from typing import Sequence
 from ..model import Block, Document, Heading
 from ..numbering import parse_numbering, word_number
 from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_count, normalize_title
-from .lists import repeated_fields
-from .not_headings import cover_reason, is_table_line, page_reasons, row_of_figures, running_repeats, text_reason
-from .tables import lone_captions, recurring_captions
+from .not_headings import is_table_line, lone_captions, recurring_captions, row_of_figures, rule_out, running_repeats
 from .outline import heading_from_block
 from .sentences import sentence_titles
 from .whole_text import RUN_IN, cut_off, ends_sentence, leads_in, lone_qualifier
@@ -320,7 +318,7 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
             if key is not None:
                 numbered.append((b, s, why, key[0], key[1]))
     # lines that look like titles but are table furniture, signatures, closings or cover lines
-    rejected = _not_headings(document, [x[0] for x in scored] + [x[0] for x in numbered], side, body.size)
+    rejected = rule_out(document, [x[0] for x in scored] + [x[0] for x in numbered], side, body.size)
     if rejected:
         scored = [x for x in scored if x[0].index not in rejected]
         numbered = [x for x in numbered if x[0].index not in rejected]
@@ -341,33 +339,6 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
     return tuple(h for i, h in enumerate(heads)
                  if i not in again and not leads_in(h.text) and not cut_off(h.text) and not ends_sentence(h.text)
                  and not lone_qualifier(h.text))
-
-
-def _not_headings(document: Document, candidates: Sequence[Block], side: set[int],
-                  text_size: float) -> dict[int, str]:
-    """Block index -> why it is no heading, for the candidates :mod:`.not_headings` rules out (``side``: the
-    blocks that share a row with another, :func:`_row_neighbours`; ``text_size``: the running text's size)."""
-    out: dict[int, str] = {}
-    by_page: dict[int, set[int]] = defaultdict(set)
-    fields = repeated_fields(document.blocks, text_size) if candidates else set()
-    for b in candidates:
-        if b.index in fields:
-            out[b.index] = "a form's field, repeated on many pages"
-            continue
-        why = text_reason(_candidate_text(b), b.page)
-        if why is not None:
-            out[b.index] = why
-        else:
-            by_page[b.page].add(b.index)
-    for p, idx in by_page.items():
-        blocks = document.page_blocks(p)
-        cover = cover_reason(blocks, p, document.page_count)
-        if cover is not None:
-            out.update((b.index, cover) for b in blocks
-                       if b.index in idx and not is_contents_title(_candidate_text(b), plain=True))
-            continue
-        out.update(page_reasons(blocks, idx, side))
-    return out
 
 
 # ---------------------------------------------------------------------------

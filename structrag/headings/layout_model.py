@@ -5,7 +5,7 @@ sorts a page's regions into classes: ``section-header``, ``text``, ``table``, ``
 more.  It reads a page in about 0.2 s here, some 30 times the cost of the rules, so it is an option
 (``detect_headings(..., layout_model=True)``, ``structrag toc --layout-model``), not the default.  Only two
 of its classes are taken as evidence, those the development sets of other families and other kinds of
-document showed to hold no true heading (``eval/RESULTS.md`` section 49): a layout-detected heading lying
+document showed to hold no true heading: a layout-detected heading lying
 mostly inside a ``table`` or a ``picture`` region opens no section.  Headings from the outline or the printed
 contents are never vetoed.
 
@@ -23,8 +23,7 @@ from .._pymupdf import MuPDFMessages, import_pymupdf
 from ..files import require_regular_file
 from ..errors import ConfigError, InputError
 from ..model import Block, Document, Heading
-from ._geometry import share_inside
-from .tables import prose
+from ._geometry import prose, share_inside
 
 __all__ = ["VETO_CLASSES", "layout_regions", "layout_vetoes"]
 

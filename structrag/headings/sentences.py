@@ -4,7 +4,7 @@ A 10-K's risk factors are each headed by a sentence in bold ("We face significan
 reduce our profits."), set apart above and followed by the paragraphs that discuss it.  Layout scoring
 (:mod:`.detect`) marks sentence punctuation down, rightly for a bold sentence inside a paragraph; a run of
 such sentences, each on its own above its own paragraphs and all in one style, is a run of sub-section
-titles.  Authors' outlines list them (``eval/RESULTS.md`` section 45).
+titles.  Authors' outlines list them.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from typing import Sequence
 
 from ..model import Block
 from ..text import starts_lower
-from ._geometry import pitch
-from .tables import prose
+from ._geometry import pitch, prose
 
 __all__ = ["sentence_titles"]
 

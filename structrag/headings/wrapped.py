@@ -8,12 +8,12 @@ their title so that it does not become a layout heading of its own.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ..model import Block, Document, Heading
 from ..numbering import is_bare_label, parse_numbering
 from ..text import latin_capitals, letter_count, normalize_title, starts_lower
-from .not_headings import text_reason
+from .not_headings import NotHeading, text_code
 from .outline import heading_from_block
 from .whole_text import QUALIFIER, REGISTRANT
 
@@ -25,7 +25,7 @@ def _text(b: Block) -> str:
 
 
 def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[str, ...]]],
-                  rejected: dict[int, str]) -> list[Heading]:
+                 rejected: Mapping[int, NotHeading]) -> list[Heading]:
     """Headings from the scored blocks, each wrapped title whole.
 
     A title wraps onto blocks of the same style stacked closely in one column, or, in an exhibit's title block,
@@ -54,7 +54,7 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
                 and not prev.rotated and _wraps_into(prev, b)
                 and _short(prev)
                 and (_looks_cut(prev.text) or starts_lower(b.text) or _COMPANY.search(prev.text.rstrip()))
-                and letter_count(prev.text) >= 2 and not text_reason(_text(prev), prev.page)):
+                and letter_count(prev.text) >= 2 and text_code(_text(prev), prev.page) is None):
             first = prev.index
         last = b.index
         size = sum(len(x.text) for x in blocks[first:last + 1])
@@ -66,7 +66,7 @@ def join_wrapped(document: Document, scored: Sequence[tuple[Block, float, tuple[
             # which may have been ruled out on its own as the label of the rows under it
             registrant = REGISTRANT.search(_text(cur)) is not None
             if (nxt.index in rejected and not registrant) or (
-                    (registrant or nxt.index not in score_of) and text_reason(_text(nxt), nxt.page)):
+                    (registrant or nxt.index not in score_of) and text_code(_text(nxt), nxt.page) is not None):
                 break  # "Ratio of Earnings to Fixed Charges" + "(in millions)": the unit line stays out
             cut = _looks_cut(cur.text)
             # a cut line runs on into a number in the same capitals ("... PURSUANT TO" + "SECTION 302 OF ..."),

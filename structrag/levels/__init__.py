@@ -5,8 +5,8 @@
 >>> result = assign_levels(document, headings, predictor="font-size", memory="branches", granularity=2)
 
 Modules: :mod:`.given` (levels the document gives: its outline, its printed contents' layout),
-:mod:`.logic` (levels its own logic gives: note runs under their introducer, end matter at the top),
-:mod:`.driver` (the level-wise memory walk over the headings left), :mod:`.memory` (which
+:mod:`.walk` (the level-wise memory walk over the headings left, with the levels the document's own
+logic gives: note runs under their introducer, end matter at the top), :mod:`.memory` (which
 processed headings a predictor sees), :mod:`.predictors` (predictors by name), the offline
 predictors (:mod:`.learned` with :mod:`.features`, :mod:`.style` and the numpy evaluator
 :mod:`.gbdt`; :mod:`.rules`; :mod:`.baselines`), the model-server predictors
@@ -25,7 +25,7 @@ from .base import (
     check_levels,
     project_levels,
 )
-from .driver import LevelResult, assign_levels, plan_steps
+from .walk import LevelResult, assign_levels, plan_steps
 from .memory import (
     MEMORY_STRATEGIES,
     BranchesMemory,

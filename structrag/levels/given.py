@@ -1,6 +1,6 @@
 """Levels that the document gives: the PDF's outline and the layout of its printed contents.
 
-The levels stage's other half (:mod:`.driver`) predicts the levels nobody gave.
+The levels stage's other half (:mod:`.walk`) predicts the levels nobody gave.
 """
 
 from __future__ import annotations

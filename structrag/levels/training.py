@@ -161,7 +161,7 @@ def uniform_style_variant(ref: ReferenceDoc, min_agreement: float = 0.85) -> Ref
     rules alone reproduce (parent agreement >= ``min_agreement``) are added
     once more with the looks made equal, so only the numbers tell the levels.
     """
-    from .driver import assign_levels
+    from .walk import assign_levels
 
     true = [int(h.level) for h in ref.headings]  # type: ignore[arg-type]
     if sum(1 for h in ref.headings if h.numbering is not None) < 0.3 * max(len(true), 1):
@@ -175,7 +175,7 @@ def uniform_style_variant(ref: ReferenceDoc, min_agreement: float = 0.85) -> Ref
 
 
 def _free_run(booster, ref: ReferenceDoc, memory: str, seed: int) -> list[int]:
-    from .driver import assign_levels
+    from .walk import assign_levels
     from .learned import LearnedPredictor
 
     out = assign_levels(ref.document, ref.headings, predictor=LearnedPredictor(booster=booster), memory=memory,

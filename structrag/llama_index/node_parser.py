@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 try:
     from llama_index.core.bridge.pydantic import Field, PrivateAttr
@@ -237,18 +237,66 @@ class StructragNodeParser(NodeParser):
             li_document = to_llama_document(document, tree, parse_options=self.parse_options)
         tok = self._tokenizer()
         secs = sections(document, tree)
+        base = self._base_metadata(document, li_document)
+        sec_md, sec_budget = self._section_metadata(document, secs, base, tok)
+        chunks = chunk_document(
+            document,
+            tree,
+            max_tokens=lambda s: sec_budget[s.id],
+            overlap=self.chunk_overlap,
+            tokenizer=tok,
+            include_heading=self.include_heading,
+        )
+        make = self._node_maker(document, li_document, base)
+        chunk_nodes: list[TextNode] = []
+        chunks_of: dict[str, list[TextNode]] = {}
+        for c in chunks:
+            md = dict(sec_md[c.section_id])
+            p0, p1 = (c.pages[0], c.pages[-1]) if c.pages else (-1, -1)
+            md.update(
+                page_start=p0,
+                page_end=p1,
+                page_label=_page_label(p0, p1),
+                structrag_node="chunk",
+                sibling_index=c.sibling_index,
+                sibling_count=c.sibling_count,
+                bboxes=[[p, *(round(v, 1) for v in bb)] for p, bb in c.bboxes],
+                block_ids=list(c.block_ids),
+            )
+            n = make(c.id, c.start, c.end, md)
+            chunk_nodes.append(n)
+            chunks_of.setdefault(c.section_id, []).append(n)
 
-        base_md: dict[str, Any] = {}
-        base_embed: list[str] = []
-        base_llm: list[str] = []
-        if self.include_metadata:
-            base_md = {k: v for k, v in li_document.metadata.items() if k not in _NOT_ON_NODES}
-            base_embed = [k for k in li_document.excluded_embed_metadata_keys if k not in _NOT_ON_NODES]
-            base_llm = [k for k in li_document.excluded_llm_metadata_keys if k not in _NOT_ON_NODES]
-        else:
-            base_md = {_R_FILE_NAME: document.name, _R_SHA1: document.sha1}
+        if self.include_prev_next_rel:
+            for a, b in zip(chunk_nodes, chunk_nodes[1:]):
+                a.relationships[NodeRelationship.NEXT] = RelatedNodeInfo(
+                    node_id=b.node_id, node_type=ObjectType.TEXT, hash=b.hash)
+                b.relationships[NodeRelationship.PREVIOUS] = RelatedNodeInfo(
+                    node_id=a.node_id, node_type=ObjectType.TEXT, hash=a.hash)
 
-        # per-section metadata, and the chunk budget left after the visible part of it
+        if not self.section_nodes:
+            return list(chunk_nodes)
+        sec_nodes = _section_nodes(document, secs, sec_md, chunks_of, make)
+        # reading order: each section node just before its own chunks
+        out: list[BaseNode] = []
+        for s in secs:
+            if s.id in sec_nodes:
+                out.append(sec_nodes[s.id])
+            out.extend(chunks_of.get(s.id, ()))
+        return out
+
+    def _base_metadata(self, document: Document, li_document: BaseNode) -> tuple[dict[str, Any], list[str], list[str]]:
+        """The metadata every node starts from, and the keys hidden from the embedding and from the LLM."""
+        if not self.include_metadata:
+            return {_R_FILE_NAME: document.name, _R_SHA1: document.sha1}, [], []
+        return ({k: v for k, v in li_document.metadata.items() if k not in _NOT_ON_NODES},
+                [k for k in li_document.excluded_embed_metadata_keys if k not in _NOT_ON_NODES],
+                [k for k in li_document.excluded_llm_metadata_keys if k not in _NOT_ON_NODES])
+
+    def _section_metadata(self, document: Document, secs: Sequence[Any], base: tuple[dict[str, Any], list[str], list[str]],
+                          tok: Tokenizer) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+        """Per section, its metadata and the chunk budget left after the visible part of it."""
+        base_md, base_embed, base_llm = base
         sec_md: dict[str, dict[str, Any]] = {}
         sec_budget: dict[str, int] = {}
         for s in secs:
@@ -282,16 +330,12 @@ class StructragNodeParser(NodeParser):
                     hint="raise chunk_size, or drop keys from embed_metadata_keys / llm_metadata_keys",
                 )
             sec_budget[s.id] = budget
+        return sec_md, sec_budget
 
-        chunks = chunk_document(
-            document,
-            tree,
-            max_tokens=lambda s: sec_budget[s.id],
-            overlap=self.chunk_overlap,
-            tokenizer=tok,
-            include_heading=self.include_heading,
-        )
-
+    def _node_maker(self, document: Document, li_document: BaseNode,
+                    base: tuple[dict[str, Any], list[str], list[str]]) -> Callable[..., TextNode]:
+        """``make(node_id, start, end, metadata)``: a node over ``document.text[start:end]``, its SOURCE set."""
+        _, base_embed, base_llm = base
         source = RelatedNodeInfo(
             node_id=li_document.node_id,
             node_type=ObjectType.DOCUMENT,
@@ -317,68 +361,38 @@ class StructragNodeParser(NodeParser):
             node.relationships[NodeRelationship.SOURCE] = source
             return node
 
-        chunk_nodes: list[TextNode] = []
-        chunks_of: dict[str, list[TextNode]] = {}
-        for c in chunks:
-            md = dict(sec_md[c.section_id])
-            p0, p1 = (c.pages[0], c.pages[-1]) if c.pages else (-1, -1)
-            md.update(
-                page_start=p0,
-                page_end=p1,
-                page_label=_page_label(p0, p1),
-                structrag_node="chunk",
-                sibling_index=c.sibling_index,
-                sibling_count=c.sibling_count,
-                bboxes=[[p, *(round(v, 1) for v in bb)] for p, bb in c.bboxes],
-                block_ids=list(c.block_ids),
-            )
-            n = make(c.id, c.start, c.end, md)
-            chunk_nodes.append(n)
-            chunks_of.setdefault(c.section_id, []).append(n)
+        return make
 
-        if self.include_prev_next_rel:
-            for a, b in zip(chunk_nodes, chunk_nodes[1:]):
-                a.relationships[NodeRelationship.NEXT] = RelatedNodeInfo(
-                    node_id=b.node_id, node_type=ObjectType.TEXT, hash=b.hash)
-                b.relationships[NodeRelationship.PREVIOUS] = RelatedNodeInfo(
-                    node_id=a.node_id, node_type=ObjectType.TEXT, hash=a.hash)
 
-        if not self.section_nodes:
-            return list(chunk_nodes)
-
-        # section nodes: bottom-up, a section exists if it or a descendant has chunks
-        sec_nodes: dict[str, TextNode] = {}
-        for s in reversed(secs):
-            if s.parent_id is None:
-                continue  # the root is the document itself
-            kids: list[TextNode] = list(chunks_of.get(s.id, ()))
-            kids += [sec_nodes[c] for c in s.children_ids if c in sec_nodes]
-            if not kids:
-                continue
-            md = dict(sec_md[s.id])
-            md.update(page_start=s.page_start, page_end=s.page_end,
-                      page_label=_page_label(s.page_start, s.page_end), structrag_node="section")
-            sn = make(_node_id(document.sha1, "section", f"{s.id}\x1f" + "\x1e".join(s.path)),
-                      s.span_start, s.span_end, md)
-            sn.relationships[NodeRelationship.CHILD] = [
-                RelatedNodeInfo(node_id=k.node_id, node_type=ObjectType.TEXT, hash=k.hash) for k in kids
-            ]
-            sec_nodes[s.id] = sn
-        for s in secs:
-            sn = sec_nodes.get(s.id)
-            if sn is None:
-                continue
-            info = RelatedNodeInfo(node_id=sn.node_id, node_type=ObjectType.TEXT, hash=sn.hash)
-            for k in chunks_of.get(s.id, ()):
-                k.relationships[NodeRelationship.PARENT] = info
-            for c in s.children_ids:
-                if c in sec_nodes:
-                    sec_nodes[c].relationships[NodeRelationship.PARENT] = info
-
-        # reading order: each section node just before its own chunks
-        out: list[BaseNode] = []
-        for s in secs:
-            if s.id in sec_nodes:
-                out.append(sec_nodes[s.id])
-            out.extend(chunks_of.get(s.id, ()))
-        return out
+def _section_nodes(document: Document, secs: Sequence[Any], sec_md: dict[str, dict[str, Any]],
+                   chunks_of: dict[str, list[TextNode]], make: Callable[..., TextNode]) -> dict[str, TextNode]:
+    """Section nodes, linked to their chunks and sub-sections: bottom-up, a section exists if it or a descendant
+    has chunks (the root is the document itself)."""
+    sec_nodes: dict[str, TextNode] = {}
+    for s in reversed(secs):
+        if s.parent_id is None:
+            continue
+        kids: list[TextNode] = list(chunks_of.get(s.id, ()))
+        kids += [sec_nodes[c] for c in s.children_ids if c in sec_nodes]
+        if not kids:
+            continue
+        md = dict(sec_md[s.id])
+        md.update(page_start=s.page_start, page_end=s.page_end,
+                  page_label=_page_label(s.page_start, s.page_end), structrag_node="section")
+        sn = make(_node_id(document.sha1, "section", f"{s.id}\x1f" + "\x1e".join(s.path)),
+                  s.span_start, s.span_end, md)
+        sn.relationships[NodeRelationship.CHILD] = [
+            RelatedNodeInfo(node_id=k.node_id, node_type=ObjectType.TEXT, hash=k.hash) for k in kids
+        ]
+        sec_nodes[s.id] = sn
+    for s in secs:
+        sn = sec_nodes.get(s.id)
+        if sn is None:
+            continue
+        info = RelatedNodeInfo(node_id=sn.node_id, node_type=ObjectType.TEXT, hash=sn.hash)
+        for k in chunks_of.get(s.id, ()):
+            k.relationships[NodeRelationship.PARENT] = info
+        for c in s.children_ids:
+            if c in sec_nodes:
+                sec_nodes[c].relationships[NodeRelationship.PARENT] = info
+    return sec_nodes

@@ -2,10 +2,10 @@
 
 A heading has its section under it; the entries of a list follow one another with nothing of their own
 between them.  :func:`list_items`, :func:`form_fields`, :func:`stacked_labels` and :func:`contents_listing`
-find such runs among one page's blocks (reading order) for :func:`.not_headings.page_reasons`, and
+find such runs among one page's blocks (reading order) for :mod:`.page`'s rules, and
 :func:`figure_labels` a map's or a diagram's labels spread over a page with no text, :func:`exhibit_index` the rows
 of a filing's index of exhibits;
-:func:`repeated_fields` finds a form's fields over the whole document (:mod:`.detect`).
+:func:`repeated_fields` finds a form's fields over the whole document (:func:`.page.rule_out`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from ..model import Block
-from ..numbering import parse_numbering
-from ..text import WIDE_CHAR
-from ._geometry import close_below, pitch
+from ...model import Block
+from ...numbering import parse_numbering
+from ...text import WIDE_CHAR
+from .._geometry import close_below, pitch
 
 __all__ = ["list_items", "form_fields", "repeated_fields", "contents_listing", "stacked_labels", "figure_labels",
            "exhibit_index", "numbered", "SENTENCE"]

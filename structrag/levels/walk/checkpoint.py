@@ -1,4 +1,4 @@
-"""The checkpoint of a level-assignment run (:func:`structrag.levels.driver.assign_levels`): a JSON-lines
+"""The checkpoint of a level-assignment run (:func:`structrag.levels.walk.driver.assign_levels`): a JSON-lines
 file, a header that names the run, then one line per completed step, so that an interrupted run with a
 remote backend resumes where it stopped; and the usage totals its steps report."""
 
@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from ..errors import ConfigError
-from ..model import Heading
+from ...errors import ConfigError
+from ...model import Heading
 
 __all__ = ["Checkpoint", "headings_digest", "merge_usage"]
 

@@ -10,28 +10,29 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..headings.contents import LOST_BEFORE, SECONDARY
-from ..model import Heading
-from .base import project_levels
+from ...headings.contents import follows_lost_entry
+from ...model import Heading
+from ..base import project_levels
 
 __all__ = ["relative_fixed", "under_listed"]
 
 
-def under_listed(levels: list[int], sources: Sequence[str], fixed: Sequence[int | None],
-                  headings: Sequence[Heading]) -> tuple[list[int], int]:
+def under_listed(levels: list[int], held: Sequence[bool], fixed: Sequence[int | None],
+                 headings: Sequence[Heading]) -> tuple[list[int], int]:
     """Predicted headings between two listed (contents) headings moved down, shape kept, when one of them came
     out shallower than the second listed heading: that would make the listed heading a sub-section of an
     unlisted one, not of its listed parent.  The run then sits under the first listed heading, its
     shallowest heading one level below it (clamped where its first heading was not its shallowest, so the
-    levels stay a valid sequence).  Runs holding a placement of the document's logic stay."""
+    levels stay a valid sequence).  Runs holding a placement (``held``: placed by the document's logic or
+    within a secondary contents run) stay."""
     out = list(levels)
-    listed = [i for i, f in enumerate(fixed) if f is not None and sources[i] not in ("logic", SECONDARY)]
+    listed = [i for i, f in enumerate(fixed) if f is not None and not held[i]]
     moved = 0
     for a, b in zip(listed, listed[1:]):
         run = range(a + 1, b)
-        if not run or any(fixed[k] is not None or sources[k] in ("logic", SECONDARY) for k in run):
+        if not run or any(fixed[k] is not None or held[k] for k in run):
             continue
-        if any(r.startswith(LOST_BEFORE) for r in headings[b].reasons):
+        if follows_lost_entry(headings[b]):
             continue  # the contents list an entry on these pages that was not found: the run may be under it
         low = min(out[k] for k in run)
         if low < out[b]:

@@ -19,15 +19,15 @@ and from the document's logic stay as they are.
 
 Off by default (``assign_levels(nest_looks=True)`` turns it on): measured leave one family out it lifts
 business reports (projected tree similarity 0.825 -> 0.832) but lowers the papers (0.720 -> 0.708) and the
-level-only scores of manuals (``eval/RESULTS.md`` section 33).
+level-only scores of manuals.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from .base import parents_of
-from .style import HeadingInfo, strength
+from ..base import parents_of
+from ..style import HeadingInfo, strength
 
 __all__ = ["nest_second_look"]
 

@@ -1,8 +1,8 @@
 """Labels at a table's edge that open no section: column headers, row groups under a header, row groups.
 
-:mod:`.not_headings` finds a table's rows by their text (rows of figures, rows of years, unit lines) and
+:mod:`.rows` finds a table's rows by their text (rows of figures, rows of years, unit lines) and :mod:`.page`
 rules out labels stacked between them.  This module looks at the table's edges, where the rows are on
-one side only (:func:`edge_reasons`):
+one side only (:data:`EDGE_RULES`, asked in this order for each label, the first that holds naming the reason):
 
 * **a column header over a column of figures**: a short line in the header band (the short lines right
   above the first rows), set off the rows' left edge and centred neither over them nor on the page
@@ -29,28 +29,22 @@ Any other title over a table with its own header band stays, even when nothing f
 larger than the text, or over rows in nearly its own type): the annotators of
 ``eval/data/heading_precision_labels.md`` call such a title a caption, but authors' outlines list some
 ("Issuances" over "Principal Amount ..." in a 10-K's bookmarks), and removing them all cost the business
-trees (``eval/RESULTS.md`` sections 45, 47 and 48).  So do numbered titles and statement titles, which open a
-statement page.
+trees.  So do numbered titles and statement titles, which open a statement page.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
-from ..model import Block, Document, Heading
-from ..text import is_contents_title, normalize_title
-from ._geometry import pitch, prominence
+from ...model import Block, Document, Heading
+from ...text import is_contents_title, normalize_title
+from .._geometry import pitch, prominence, prose
 from .lists import SENTENCE, numbered
+from .reasons import NotHeading, in_words
 
-__all__ = ["prose", "edge_reasons", "recurring_captions", "lone_captions"]
-
-
-def prose(b: Block) -> bool:
-    """Running text: three or more lines of sentence length."""
-    return b.line_count >= 3 and len(b.text) / b.line_count >= 45
-
+__all__ = ["EDGE_RULES", "EdgeRule", "edge_codes", "edge_reasons", "recurring_captions", "lone_captions"]
 
 #: a note under a table: "(1) Represents ...", "(a) ...", "* Calculation is not meaningful"
 _NOTE = re.compile(r"^(?:\(?\d{1,2}\)|\(?[a-z]\)|\*{1,3}|[†‡]|\d{1,2}\s+[A-Z])")
@@ -330,11 +324,67 @@ def _own_text(document: Document, h: Heading, nxt: Heading, table_line: Callable
     return False
 
 
-def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[bool],
-                 side: set[int] | frozenset[int]) -> dict[int, str]:
+class Edge(NamedTuple):
+    """A label over a table's first rows, as the edge rules read it: the page's ``blocks``, which are table rows
+    (``table``), the candidates, the blocks sharing a row with another (``side``), the page's text span
+    (left and right edges), the verdicts of labels reached down a run (``chained``), the label's position ``k``
+    and the rows' ``j``."""
+
+    blocks: Sequence[Block]
+    table: Sequence[bool]
+    candidates: set[int]
+    side: set[int] | frozenset[int]
+    text: tuple[float, float]
+    chained: dict[int, bool]
+    k: int
+    j: int
+
+
+def _column_header(e: Edge) -> bool:
+    # (a cell sharing its row with other cells is a header cell wherever it stands over the rows)
+    b, rows = e.blocks[e.k], e.blocks[e.j]
+    return _years_last(b) or (b.size <= 1.2 * rows.size and (b.index in e.side or _over_figures(b, rows, e.text)
+                                                              or _spans_cells(e.blocks, e.table, e.k, e.j)))
+
+
+def _announced_caption(e: Edge) -> bool:
+    return _announced(e.blocks, e.table, e.k) and not _centred(e.blocks[e.k], e.text)
+
+
+def _row_group_under_header(e: Edge) -> bool:
+    b, rows = e.blocks[e.k], e.blocks[e.j]
+    up = e.blocks[e.k - 1] if e.k else None
+    return up is not None and (up.index in e.side or e.table[e.k - 1]) and _short(up) \
+        and -0.2 * pitch(b) <= b.bbox[1] - up.bbox[3] <= 0.6 * pitch(b) and b.size <= 1.1 * rows.size
+
+
+def _row_group_of_run(e: Edge) -> bool:
+    # asked last: the run's verdicts are kept in ``chained`` as the labels are reached
+    return e.blocks[e.k].line_count <= 2 and _group(e.blocks, e.table, e.candidates, e.side, e.k, e.text[0], e.chained)
+
+
+class EdgeRule(NamedTuple):
+    """One rule at a table's edge: its name, whether it holds for a label, its reason."""
+
+    name: str
+    holds: Callable[[Edge], bool]
+    reason: NotHeading
+
+
+#: the rules at a table's edge, asked in this order for each label over a table's first rows
+EDGE_RULES: tuple[EdgeRule, ...] = (
+    EdgeRule("a column header over the figures", _column_header, NotHeading.COLUMN_HEADER_OVER_FIGURES),
+    EdgeRule("a caption the sentence above announces", _announced_caption, NotHeading.ANNOUNCED_CAPTION),
+    EdgeRule("a row group under the header", _row_group_under_header, NotHeading.ROW_GROUP_UNDER_HEADER),
+    EdgeRule("a row group down a run of rows", _row_group_of_run, NotHeading.ROW_GROUP_OF_RUN),
+)
+
+
+def edge_codes(blocks: Sequence[Block], candidates: set[int], table: Sequence[bool],
+               side: set[int] | frozenset[int]) -> dict[int, NotHeading]:
     """Why candidates at a table's edge (over its first rows) open no section; ``table[k]``: whether
     ``blocks[k]`` is table rows, ``side``: blocks sharing a row with another (header cells)."""
-    out: dict[int, str] = {}
+    out: dict[int, NotHeading] = {}
     upright = [c for c in blocks if not c.rotated] or list(blocks)
     text = (min(c.bbox[0] for c in upright), max(c.bbox[2] for c in upright))
     chained: dict[int, bool] = {}
@@ -346,20 +396,14 @@ def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[
         j = _rows_below(blocks, table, k, _reach(b))
         if j is None:
             continue
-        rows = blocks[j]
-        # (a cell sharing its row with other cells is a header cell wherever it stands over the rows)
-        if _years_last(b) or (b.size <= 1.2 * rows.size and (b.index in side or _over_figures(b, rows, text)
-                                                              or _spans_cells(blocks, table, k, j))):
-            out[b.index] = "a column header over a table's figures"
-            continue
-        if _announced(blocks, table, k) and not _centred(b, text):
-            out[b.index] = "a caption: the sentence above announces the table under it"
-            continue
-        up = blocks[k - 1] if k else None
-        if up is not None and (up.index in side or table[k - 1]) and _short(up) \
-                and -0.2 * pitch(b) <= b.bbox[1] - up.bbox[3] <= 0.6 * pitch(b) and b.size <= 1.1 * rows.size:
-            out[b.index] = "a row group under a table's header"
-            continue
-        if b.line_count <= 2 and _group(blocks, table, candidates, side, k, text[0], chained):
-            out[b.index] = "a row group of a run of table rows"
+        edge = Edge(blocks, table, candidates, side, text, chained, k, j)
+        reason = next((rule.reason for rule in EDGE_RULES if rule.holds(edge)), None)
+        if reason is not None:
+            out[b.index] = reason
     return out
+
+
+def edge_reasons(blocks: Sequence[Block], candidates: set[int], table: Sequence[bool],
+                 side: set[int] | frozenset[int]) -> dict[int, str]:
+    """:func:`edge_codes` in words."""
+    return in_words(edge_codes(blocks, candidates, table, side))

@@ -1,4 +1,4 @@
-"""Names and job titles: signature blocks and board lists (:mod:`.not_headings` asks this module).
+"""Names and job titles: signature blocks and board lists (:mod:`.page` asks this module).
 
 A board member's name in a larger size, a job title in bold or the name typed under a "/s/" signature
 look like titles; stacked together, or under a signature, they are the people who sign or serve.
@@ -7,12 +7,13 @@ look like titles; stacked together, or under a signature, they are the people wh
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
-from ..model import Block
-from ._geometry import close_below
+from ...model import Block
+from .._geometry import close_below
+from .reasons import NotHeading
 
-__all__ = ["SIGNED", "author_line", "signature_reasons"]
+__all__ = ["SIGNED", "author_line", "SIGNATURE_RULES", "SignatureRule", "signature_codes"]
 
 #: an electronic signature line ("/s/ Jane Doe", "By: /s/ ...")
 SIGNED = re.compile(r"^(?:by:?\s*)?/\s*s\s*/", re.I)
@@ -98,12 +99,9 @@ def _signature_kind(b: Block) -> str | None:
     return "role" if "role" in kinds else "name"
 
 
-def signature_reasons(blocks: Sequence[Block], candidates: set[int],
-                      numbered: Callable[[Block], bool]) -> dict[int, str]:
-    """Why each of the ``candidates`` among one page's ``blocks`` belongs to a signature block or a board
-    list: names and job titles stacked (or side by side) together, or the name typed under a "/s/" line.
-    ``numbered`` blocks ("Note 4") are titles whatever their neighbours."""
-    out: dict[int, str] = {}
+def _in_signature_blocks(blocks: Sequence[Block], candidates: set[int],
+                         numbered: Callable[[Block], bool]) -> Iterable[int]:
+    """Names and job titles stacked (or side by side) together."""
     n = len(blocks)
     kinds = [_signature_kind(b) for b in blocks]
     k = 0
@@ -119,18 +117,54 @@ def signature_reasons(blocks: Sequence[Block], candidates: set[int],
         if "name" in group and ("role" in group or "signed" in group):
             for r in range(k, m + 1):
                 if blocks[r].index in candidates and not numbered(blocks[r]):
-                    out.setdefault(blocks[r].index, "name or title in a signature or board list")
+                    yield blocks[r].index
         k = m + 1
-    # a signing party's name over its "By:" line (a company, a lender, "ASSIGNOR [NAME OF ASSIGNOR]")
-    for k in range(n - 1):
+
+
+def _signing_parties(blocks: Sequence[Block], candidates: set[int],
+                     numbered: Callable[[Block], bool]) -> Iterable[int]:
+    """A signing party's name over its "By:" line (a company, a lender, "ASSIGNOR [NAME OF ASSIGNOR]")."""
+    for k in range(len(blocks) - 1):
         b = blocks[k]
         if b.index in candidates and b.line_count <= 2 and len(b.text) <= 90 and not numbered(b) \
                 and _signs_under(b, blocks[k + 1]):
-            out.setdefault(b.index, "a signing party over its signature line")
-    # the name typed under a "/s/" signature, whatever its form ("/s/ Ernst & Young LLP" over "Ernst & Young LLP")
-    for k in range(1, n):
+            yield b.index
+
+
+def _names_under_signatures(blocks: Sequence[Block], candidates: set[int],
+                            numbered: Callable[[Block], bool]) -> Iterable[int]:
+    """The name typed under a "/s/" signature, whatever its form ("/s/ Ernst & Young LLP" over "Ernst & Young
+    LLP")."""
+    for k in range(1, len(blocks)):
         b = blocks[k]
-        if kinds[k - 1] == "signed" and b.index in candidates and b.line_count == 1 and len(b.text) <= 60 \
-                and not numbered(b) and close_below(blocks[k - 1], b, 1.0):
-            out.setdefault(b.index, "name under a signature")
+        if b.index in candidates and b.line_count == 1 and len(b.text) <= 60 and not numbered(b) \
+                and close_below(blocks[k - 1], b, 1.0) and _signature_kind(blocks[k - 1]) == "signed":
+            yield b.index
+
+
+class SignatureRule(NamedTuple):
+    """One rule on names and job titles: its name, what it finds among a page's blocks, its reason."""
+
+    name: str
+    finds: Callable[[Sequence[Block], set[int], Callable[[Block], bool]], Iterable[int]]
+    reason: NotHeading
+
+
+#: the rules on names and job titles, asked in this order
+SIGNATURE_RULES: tuple[SignatureRule, ...] = (
+    SignatureRule("a signature block or a board list", _in_signature_blocks, NotHeading.SIGNATURE_NAME),
+    SignatureRule("a signing party over its signature line", _signing_parties, NotHeading.SIGNING_PARTY),
+    SignatureRule("a name under a signature", _names_under_signatures, NotHeading.NAME_UNDER_SIGNATURE),
+)
+
+
+def signature_codes(blocks: Sequence[Block], candidates: set[int],
+                    numbered: Callable[[Block], bool]) -> dict[int, NotHeading]:
+    """Why each of the ``candidates`` among one page's ``blocks`` belongs to a signature block or a board
+    list: names and job titles stacked (or side by side) together, a signing party over its "By:" line, or the
+    name typed under a "/s/" line.  ``numbered`` blocks ("Note 4") are titles whatever their neighbours."""
+    out: dict[int, NotHeading] = {}
+    for rule in SIGNATURE_RULES:
+        for i in rule.finds(blocks, candidates, numbered):
+            out.setdefault(i, rule.reason)
     return out

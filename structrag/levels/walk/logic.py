@@ -30,19 +30,21 @@ prediction (the driver treats them like levels the printed contents gives):
 Nothing here names a publisher or a template: the rules read numbering runs and words that
 describe a document's parts.  :class:`DocumentLogic` decides statically which headings a rule
 covers (:meth:`DocumentLogic.covers`) and, during the walk, their level from the levels already
-given (:meth:`DocumentLogic.level`).
+given (:meth:`DocumentLogic.level`: the rules of :data:`LOGIC_RULES`, in order, each with its
+:class:`~.reasons.LevelReason`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, NamedTuple, Sequence
 
-from ..model import Document, Heading, Numbering
-from ..numbering import parse_numbering
-from ..text import is_contents_title
+from ...model import Document, Heading, Numbering
+from ...numbering import parse_numbering
+from ...text import is_contents_title
+from .reasons import LevelReason, Placed
 
-__all__ = ["DocumentLogic", "END_MATTER_RE"]
+__all__ = ["DocumentLogic", "END_MATTER_RE", "BODY_SCHEMES", "LOGIC_RULES"]
 
 #: whole titles that are end matter of a filing (a trailing colon or full stop allowed)
 END_MATTER_RE = re.compile(
@@ -64,7 +66,7 @@ _STATEMENT_RE = re.compile(
     r"(?:\s*\((?:unaudited|continued)\))?\s*[.:]?$", re.I)
 
 #: schemes whose headings make the body of a filing, highest first
-_BODY_SCHEMES = ("part", "item")
+BODY_SCHEMES = ("part", "item")
 
 #: a run's label word and the plural an introducer names it by ("Notes to ...", "Appendices")
 _PLURALS = {"note": "notes", "schedule": "schedules", "appendix": "appendices|appendixes", "annex": "annexes"}
@@ -136,7 +138,7 @@ class DocumentLogic:
                 nk = nums[k]
                 if nk is None:
                     continue
-                if nk.scheme in _BODY_SCHEMES:
+                if nk.scheme in BODY_SCHEMES:
                     break
                 if nk.scheme == num.scheme:
                     v = _value(nk)
@@ -166,7 +168,7 @@ class DocumentLogic:
 
     def _find_end_matter(self, n: int) -> None:
         hs = self.headings
-        of = {sc: [i for i, x in enumerate(self._nums) if x is not None and x.scheme == sc] for sc in _BODY_SCHEMES}
+        of = {sc: [i for i, x in enumerate(self._nums) if x is not None and x.scheme == sc] for sc in BODY_SCHEMES}
         parts, items = of["part"], of["item"]
         # parts over items; one part is enough beside items (the other parts' titles may be lost)
         body = parts if parts and (items or len(parts) >= 2) else items if len(items) >= 2 else []
@@ -211,34 +213,78 @@ class DocumentLogic:
         """Whether a rule may place heading ``i`` (known before any level is)."""
         return i in self.member_of or i in self.members or i in self.end_matter or i in self.statement_of
 
-    def level(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> tuple[int, str] | None:
+    def level(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> Placed | None:
         """The level heading ``i`` takes, given the ``levels`` of the headings before it; None: no rule applies.
 
         ``fixed`` holds the levels the printed contents gave (None elsewhere): they win over the
-        run rule.  Returns ``(level, reason)``.
+        statement and run rules.  The rules of :data:`LOGIC_RULES` are asked in order; the first
+        that places the heading gives the level and its reason.
         """
-        if i in self.end_matter:
-            # the shallowest: one body heading misplaced (a "Part I" cut off its title) must not pull it down
-            top = min(levels[k] for k in self.end_matter[i])
-            # an exhibit heads the document filed under it; signatures and the like head nothing
-            return top, ("exhibit" if _EXHIBIT_RE.match(self.headings[i].text.strip()) else "end matter")
+        for rule in LOGIC_RULES:
+            lv = rule.level(self, i, levels, fixed)
+            if lv is not None:
+                return Placed(lv, rule.reason)
+        return None
+
+    # -- the placements, one per rule -----------------------------------------------------------
+
+    def _exhibit(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> int | None:
+        # an exhibit heads the document filed under it; signatures and the like head nothing
+        if i in self.end_matter and _EXHIBIT_RE.match(self.headings[i].text.strip()):
+            return self._top(i, levels)
+        return None
+
+    def _end_matter(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> int | None:
+        return self._top(i, levels) if i in self.end_matter else None
+
+    def _top(self, i: int, levels: Sequence[int]) -> int:
+        # the shallowest: one body heading misplaced (a "Part I" cut off its title) must not pull it down
+        return min(levels[k] for k in self.end_matter[i])
+
+    def _beside_statements(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> int | None:
         if i in self.statement_of and fixed[i] is None:
             first = self.statement_of[i]
             if first < len(levels):
-                return levels[first], "beside the other statements"
-        if i in self.members and fixed[i] is None:
-            listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
-            if listed:
-                # the contents listed the run but not its introducer: the introducer takes the place the
-                # contents gave the run, beside the listed heading before it at that contents level
-                c = int(min(listed))  # type: ignore[type-var]
-                for k in range(i - 1, -1, -1):
-                    if fixed[k] is not None and fixed[k] <= c and k < len(levels):
-                        return (levels[k] if fixed[k] == c else levels[k] + 1), "introduces a listed run"
-                return c, "introduces a listed run"
+                return levels[first]
+        return None
+
+    def _introduces_listed_run(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> int | None:
+        if i not in self.members or fixed[i] is not None:
             return None
+        listed = [fixed[k] for k in self.members[i] if fixed[k] is not None]
+        if not listed:
+            return None
+        # the contents listed the run but not its introducer: the introducer takes the place the
+        # contents gave the run, beside the listed heading before it at that contents level
+        c = int(min(listed))  # type: ignore[type-var]
+        for k in range(i - 1, -1, -1):
+            if fixed[k] is not None and fixed[k] <= c and k < len(levels):  # type: ignore[operator]
+                return levels[k] if fixed[k] == c else levels[k] + 1
+        return c
+
+    def _under_introducer(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> int | None:
         if i in self.member_of:
             intro = self.member_of[i]
             if intro < len(levels):
-                return levels[intro] + 1, "run under its introducer"
+                return levels[intro] + 1
         return None
+
+
+class LogicRule(NamedTuple):
+    """One placement of the document's logic: its name, the level it gives (None: it does not apply), its reason."""
+
+    name: str
+    level: Callable[[DocumentLogic, int, Sequence[int], Sequence[int | None]], int | None]
+    reason: LevelReason
+
+
+#: the document's logic's rules, asked in this order (an introducer is never a run's member: it has no number)
+LOGIC_RULES: tuple[LogicRule, ...] = (
+    LogicRule("an exhibit back at the top level", DocumentLogic._exhibit, LevelReason.EXHIBIT),
+    LogicRule("end matter back at the top level", DocumentLogic._end_matter, LevelReason.END_MATTER),
+    LogicRule("a statement beside the first of its item", DocumentLogic._beside_statements,
+              LevelReason.BESIDE_STATEMENTS),
+    LogicRule("an introducer where the contents put its run", DocumentLogic._introduces_listed_run,
+              LevelReason.INTRODUCES_LISTED_RUN),
+    LogicRule("a run's member under its introducer", DocumentLogic._under_introducer, LevelReason.UNDER_INTRODUCER),
+)
