@@ -68,6 +68,7 @@ def _speed(args: argparse.Namespace) -> dict:
     with pymupdf.open(args.pdf) as d:
         n = d.page_count if args.max_pages is None else min(d.page_count, args.max_pages)
     m = args.method
+    options = json.loads(args.parse_options) if args.parse_options else {}
     # imports (and model loading) happen before the clock starts
     if m == "get_text":
         def job():
@@ -88,15 +89,15 @@ def _speed(args: argparse.Namespace) -> dict:
         def job():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                parse_pdf(args.pdf, outline="ignore", predictor=predictor, max_pages=args.max_pages,
-                          progress=False)
+                parse_pdf(args.pdf, {**options, "outline": "ignore", "predictor": predictor,
+                                     "max_pages": args.max_pages}, progress=False)
     elif m == "structrag-index":
         from retrievers.index import Index
         from structrag.levels import make_predictor
 
         make_predictor(args.predictor)  # load the model once before timing (the worker loads its own)
         tmp = tempfile.mkdtemp(prefix="structrag-speed-")
-        popts = {"outline": "ignore", "predictor": args.predictor}
+        popts = {**options, "outline": "ignore", "predictor": args.predictor}
         if args.max_pages is not None:
             popts["max_pages"] = args.max_pages
 
@@ -132,6 +133,7 @@ def main(argv=None) -> int:
     b.add_argument("--core", type=int, default=None)
     b.add_argument("--max-pages", type=int, default=None)
     b.add_argument("--predictor", default="learned")
+    b.add_argument("--parse-options", default=None, help="more parse options, a JSON object")
     b.set_defaults(fn=_speed)
     args = p.parse_args(argv)
     res = args.fn(args)

@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from structrag.cli.options import LEVEL_OPTIONS, add_option_arguments, add_progress_arguments, options_from_args
 from structrag.errors import ConfigError
+from structrag.options import ParseOptions
 
 __all__ = ["register"]
 
@@ -60,8 +62,7 @@ def _command(args: argparse.Namespace) -> str:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_OUT}/<command>)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show progress bars")
-    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show progress bars")
+    add_progress_arguments(p, noun="progress bars")
 
 
 def _finish(report: Any, args: argparse.Namespace, default_sub: str) -> int:
@@ -86,8 +87,11 @@ def _cmd_references(args: argparse.Namespace) -> int:
 def _cmd_headings(args: argparse.Namespace) -> int:
     from .runners import run_headings
 
+    given = options_from_args(ParseOptions, args).to_dict()
+    if args.protocol == "level-only":  # the headings are given: only the level options apply
+        given = {k: v for k, v in given.items() if k in LEVEL_OPTIONS}
     rep = run_headings(args.data, protocol=args.protocol, methods=_split(args.predictor), doc_ids=_split(args.doc),
-                       method_options=_method_options(args.option), threshold=args.threshold,
+                       options=given, method_options=_method_options(args.option), threshold=args.threshold,
                        page_window=None if args.page_window < 0 else args.page_window,
                        cache_dir=None if args.no_cache else "default",
                        markdown_timeout=args.markdown_timeout, progress=args.progress, command=_command(args))
@@ -121,8 +125,10 @@ def _cmd_speed(args: argparse.Namespace) -> int:
     if not pdfs:
         raise ConfigError("no PDFs given")
     methods = _split(args.method) or [m for m in SPEED_METHODS]
-    rep = run_speed(pdfs, methods=methods, max_pages=args.max_pages, predictor=args.predictor, core=args.core,
-                    timeout=args.timeout, progress=args.progress, command=_command(args))
+    options = options_from_args(ParseOptions, args)
+    rep = run_speed(pdfs, methods=methods, max_pages=options.max_pages, predictor=options.predictor or "learned",
+                    parse_options={k: v for k, v in options.to_dict().items() if k not in ("max_pages", "predictor")},
+                    core=args.core, timeout=args.timeout, progress=args.progress, command=_command(args))
     return _finish(rep, args, "speed")
 
 
@@ -166,6 +172,9 @@ def register(subparsers: Any) -> None:
                         "pymupdf4llm, pymupdf4llm-legacy (default: all that can run)")
     h.add_argument("-O", "--option", action="append", metavar="METHOD.OPTION=VALUE",
                    help="an option for one method's predictor, e.g. -O learned.model_path=model.txt")
+    # the outline is the answer key (never used) and --predictor names the methods compared
+    add_option_arguments(h, ParseOptions, title="parsing (every method; level-only: the level options only)",
+                         exclude=("outline", "predictor", "max_pages", "password"))
     h.add_argument("--doc", action="append", help="only these documents (PDF stems)")
     h.add_argument("--threshold", type=float, default=0.8, help="text similarity to align headings (end-to-end)")
     h.add_argument("--page-window", type=int, default=1, help="pages an aligned pair may differ by (-1: ignore)")
@@ -193,8 +202,9 @@ def register(subparsers: Any) -> None:
     s.add_argument("pdfs", nargs="+", help="PDFs or folders")
     s.add_argument("--method", action="append",
                    help="get_text, pymupdf4llm, pymupdf4llm-legacy, structrag-parse, structrag-index (default: all)")
-    s.add_argument("--max-pages", type=int, default=None, help="only the first N pages of each PDF")
-    s.add_argument("--predictor", default="learned", help="level predictor for structrag-parse / -index")
+    # the outline is ignored so that the level predictor runs
+    add_option_arguments(s, ParseOptions, title="parsing (structrag-parse, structrag-index; --max-pages: every method)",
+                         exclude=("outline",))
     s.add_argument("--core", type=int, default=None, help="CPU to pin the measurements to (default: the last)")
     s.add_argument("--timeout", type=float, default=None, help="seconds per (method, PDF)")
     _common(s)
@@ -208,6 +218,5 @@ def register(subparsers: Any) -> None:
     a.add_argument("--out", default=None, help=f"output folder (default: {DEFAULT_OUT}/report[-quick])")
     a.add_argument("--results", default=None, metavar="FILE",
                    help="also put the report into FILE (Markdown) between its two marker lines")
-    a.add_argument("--progress", dest="progress", action="store_true", default=None)
-    a.add_argument("--no-progress", dest="progress", action="store_false")
+    add_progress_arguments(a, noun="progress bars")
     a.set_defaults(func=_cmd_report)

@@ -16,7 +16,7 @@ from structrag._lazy import lazy_exports
 # sub-commands, and should not pay for numpy/numba/lightgbm imports to print --help.
 _LAZY = {
     **dict.fromkeys(("Index", "Hit", "AddReport", "DocInfo", "MODES"), "index"),
-    **dict.fromkeys(("ParseOptions", "ChunkOptions"), "ingest.options"),
+    **dict.fromkeys(("ParseOptions", "ChunkOptions"), "ingest.documents"),
     "Tokenizer": "lexical.tokenizer",
     "BM25Params": "lexical.bm25",
     "LambdaRanker": "rank.ranker",

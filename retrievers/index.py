@@ -32,7 +32,7 @@ import numpy as np
 from structrag.errors import ConfigError, IndexFormatError
 from structrag.model import Chunk
 
-from .ingest.options import ChunkOptions, ParseOptions
+from structrag.options import ChunkOptions, ParseOptions
 from .lexical.bm25 import BM25Params, TopK
 from .lexical.tokenizer import Tokenizer
 from .rank import search as rank_stage
@@ -113,8 +113,8 @@ class Index(Writes, Identities):
         English, multilingual-e5-small otherwise; see :func:`retrievers.embed.encoder.choose_model`),
         or a sentence-transformers model name or folder; ``max_seq_length``: word
         pieces embedded per chunk (default 128 for MiniLM).  ``parse_options`` go to ``parse_pdf``,
-        ``chunk_options`` to ``chunk_document`` (:class:`~retrievers.ingest.options.ParseOptions`,
-        :class:`~retrievers.ingest.options.ChunkOptions`, or mappings of their fields).
+        ``chunk_options`` to ``chunk_document`` (:class:`~structrag.options.ParseOptions`,
+        :class:`~structrag.options.ChunkOptions`, or mappings of their fields).
         """
         settings = create_settings(dense=dense, model=model, max_seq_length=max_seq_length, tokenizer=tokenizer,
                                    bm25=bm25, parse_options=parse_options, chunk_options=chunk_options)

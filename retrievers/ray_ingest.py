@@ -51,7 +51,7 @@ from structrag.files import file_sha1
 from .embed.encoder import AUTO_MODEL
 from .index import Index
 from .ingest.documents import embed_documents, expand_paths, failure_message, process_pdf
-from .ingest.options import ChunkOptions, ParseOptions
+from structrag.options import ChunkOptions, ParseOptions
 from .store.commit import AddReport, Event, ignore_event, merge_shard
 from .store.shards import ShardDocument, require_pyarrow, shard_settings, write_shard
 

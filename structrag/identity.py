@@ -7,7 +7,7 @@ Pure rules over what extraction already produced (no network, no model): the cov
 type sizes, the first heading or outline entry, and the PDF's title/subject metadata.  Each
 field keeps where it came from (``cover``, ``heading``, ``metadata``), so a user's own value
 (``user``) can be told from a guess.  The identity is the root of a document's tree: the index
-stores it and filters on it (:mod:`retrievers.identities`).
+stores it and filters on it (:mod:`retrievers.store.identities`).
 """
 
 from __future__ import annotations

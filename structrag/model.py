@@ -241,7 +241,7 @@ class Heading:
     where its level came from (``outline``, ``contents``, ``contents-secondary``
     (a secondary contents run: before the levels stage, ``level`` is the level
     within the run only), ``logic`` (the document's own logic:
-    :mod:`structrag.levels.logic`), ``numbering``, ``model``, ``vlm``, ``llm``,
+    :mod:`structrag.levels.walk.logic`), ``numbering``, ``model``, ``vlm``, ``llm``,
     ``font-size``, ``projected``, ``fallback``, ...).  JSON written before the ``layout`` name said ``detected``; it is
     read as ``layout``.
     """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Literal, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 from .errors import ConfigError
 from .extraction import extract
@@ -19,13 +19,11 @@ from .headings.detect import layout_headings, merge_headings
 from .headings.glossary import glossary_terms
 from .levels.given import assign_contents_levels, outline_headings
 from .model import Document, Heading
+from .options import ContentsMode, OutlineMode, ParseOptions
 from .tree import HeadingTree
 
 __all__ = ["ParsedDocument", "parse_pdf", "parse_document", "detect_headings", "read_contents",
            "OutlineMode", "ContentsMode"]
-
-OutlineMode = Literal["auto", "ignore"]
-ContentsMode = Literal["auto", "ignore"]
 
 
 def read_contents(
@@ -47,38 +45,42 @@ def read_contents(
 
 def detect_headings(
     document: Document,
+    options: ParseOptions | Mapping[str, Any] | None = None,
     *,
-    outline: OutlineMode = "auto",
-    contents: ContentsMode = "auto",
-    min_score: float = 2.0,
     min_outline_entries: int = 3,
-    layout_model: bool = False,
-    password: str | None = None,
+    **overrides: Any,
 ) -> tuple[Heading, ...]:
     """Headings of ``document`` in reading order.
 
-    With ``outline="auto"`` and an outline of at least ``min_outline_entries``
-    entries, its located entries are returned (``source="outline"``, levels
-    set); entries not found on their pages are kept at the top of their page
-    with ``bbox=None``.  Otherwise, with ``contents="auto"`` and a usable
-    printed table of contents, its located entries (``source="contents"``,
-    levels set from the contents layout, or levels within their run only for a
-    secondary contents such as a financial statements index) are merged with the
-    layout-detected headings that no contents entry holds (``source="layout"``,
-    level unset).  Without either, the layout-detected headings (blocks scoring
-    at least ``min_score``) are returned.  On both paths a glossary's defined
-    terms are left out (:func:`.headings.glossary.glossary_terms`).  Every
-    heading carries its reasons.
+    ``options`` (:class:`~structrag.options.ParseOptions`, a mapping of its
+    fields, or its fields as keywords) say where headings come from; this step
+    reads ``outline``, ``contents``, ``min_score``, ``layout_model`` and
+    ``password``.  With ``outline="auto"`` and an outline of at least
+    ``min_outline_entries`` entries, its located entries are returned
+    (``source="outline"``, levels set); entries not found on their pages are
+    kept at the top of their page with ``bbox=None``.  Otherwise, with
+    ``contents="auto"`` and a usable printed table of contents, its located
+    entries (``source="contents"``, levels set from the contents layout, or
+    levels within their run only for a secondary contents such as a financial
+    statements index) are merged with the layout-detected headings that no
+    contents entry holds (``source="layout"``, level unset).  Without either,
+    the layout-detected headings (blocks scoring at least ``min_score``) are
+    returned.  On both paths a glossary's defined terms are left out
+    (:func:`.headings.glossary.glossary_terms`).  Every heading carries its
+    reasons.
 
     ``layout_model=True`` asks PyMuPDF's layout model for a second opinion on
     the layout-detected headings (:mod:`.headings.layout_model`): one inside a
     table or a picture is left out.  It reads the PDF again (``password`` for
     an encrypted one) at about 0.2 s a page.
     """
-    if outline not in ("auto", "ignore"):
-        raise ConfigError(f"outline must be 'auto' or 'ignore', not {outline!r}")
-    if contents not in ("auto", "ignore"):
-        raise ConfigError(f"contents must be 'auto' or 'ignore', not {contents!r}")
+    opts, unknown = ParseOptions.split(options, overrides)
+    if unknown:
+        raise ConfigError(f"unknown parse option(s) {', '.join(map(repr, sorted(unknown)))}",
+                          hint="the options are the fields of structrag.options.ParseOptions")
+    o = opts.resolved()
+    outline, contents, min_score, layout_model = o["outline"], o["contents"], o["min_score"], o["layout_model"]
+    password = o["password"]
     if outline == "auto" and len(document.outline) >= min_outline_entries:
         return outline_headings(document)
     layout = layout_headings(document, min_score)
@@ -110,25 +112,18 @@ class ParsedDocument(NamedTuple):
 
 def parse_document(
     document: Document,
+    options: ParseOptions | Mapping[str, Any] | None = None,
     *,
-    outline: OutlineMode = "auto",
-    contents: ContentsMode = "auto",
-    predictor: Any = "learned",
-    memory: str = "recent",
-    granularity: str | int = "heading",
-    min_score: float = 2.0,
     progress: bool | None = None,
     checkpoint: str | os.PathLike[str] | None = None,
-    fallback: Any = None,
-    layout_model: bool = False,
-    password: str | None = None,
-    **predictor_options: Any,
+    **overrides: Any,
 ) -> ParsedDocument:
     """Headings and tree for an extracted document (see :func:`parse_pdf`)."""
+    opts, predictor_options = ParseOptions.split(options, overrides)
+    o = opts.resolved()
     stats: dict[str, Any] = {}
     t0 = time.perf_counter()
-    headings = detect_headings(document, outline=outline, contents=contents, min_score=min_score,
-                               layout_model=layout_model, password=password)
+    headings = detect_headings(document, opts)
     stats["detect_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if headings and any(h.level is None or h.level_source == SECONDARY for h in headings):
@@ -137,12 +132,12 @@ def parse_document(
         result = assign_levels(
             document,
             headings,
-            predictor=predictor,
-            memory=memory,
-            granularity=granularity,
+            predictor=o["predictor"],
+            memory=o["memory"],
+            granularity=o["granularity"],
             progress=progress,
             checkpoint=checkpoint,
-            fallback=fallback,
+            fallback=o["fallback"],
             **predictor_options,
         )
         headings = tuple(result.headings)
@@ -160,52 +155,39 @@ def parse_document(
 
 def parse_pdf(
     path: str | os.PathLike[str],
+    options: ParseOptions | Mapping[str, Any] | None = None,
     *,
-    outline: OutlineMode = "auto",
-    contents: ContentsMode = "auto",
-    predictor: Any = "learned",
-    memory: str = "recent",
-    granularity: str | int = "heading",
-    password: str | None = None,
-    max_pages: int | None = None,
     progress: bool | None = None,
-    min_score: float = 2.0,
     checkpoint: str | os.PathLike[str] | None = None,
-    fallback: Any = None,
-    layout_model: bool = False,
-    **predictor_options: Any,
+    **overrides: Any,
 ) -> ParsedDocument:
     """Extract ``path``, find its headings, predict their levels, build the tree.
 
-    ``outline="auto"`` takes the PDF's own outline as the headings when it has
-    one (the strongest signal in production); ``"ignore"`` detects headings
-    otherwise.  ``contents="auto"`` then takes the entries of the printed table
-    of contents, located on their pages, as headings with their levels fixed,
+    >>> parse_pdf("report.pdf", outline="ignore", predictor="rules")      # doctest: +SKIP
+    >>> parse_pdf("report.pdf", ParseOptions(layout_model=True))          # doctest: +SKIP
+
+    The options are the fields of :class:`~structrag.options.ParseOptions`,
+    given as one object or mapping, as keywords, or both (a keyword wins); a
+    keyword that is not a field goes to the level predictor (``seed``,
+    ``model_path``, a model server's ``base_url``).  ``outline="auto"`` takes
+    the PDF's own outline as the headings when it has one (the strongest signal
+    in production); ``"ignore"`` detects headings otherwise.
+    ``contents="auto"`` then takes the entries of the printed table of
+    contents, located on their pages, as headings with their levels fixed,
     beside the layout-detected headings it does not list (``"ignore"``: layout
     only; ``layout_model=True``: PyMuPDF's layout model rules out headings
-    inside tables and pictures, :func:`detect_headings`).  Levels not fixed are predicted with ``predictor`` (a name
-    such as ``learned``, ``rules``, ``font-size``, ``vlm``, or a
-    :class:`~structrag.levels.base.LevelPredictor`) over the ``memory``
-    strategy.  Raises the errors of :func:`structrag.extraction.extract`.
+    inside tables and pictures, :func:`detect_headings`).  Levels not fixed are
+    predicted with ``predictor`` (a name such as ``learned``, ``rules``,
+    ``font-size``, ``vlm``, or a :class:`~structrag.levels.base.LevelPredictor`)
+    over the ``memory`` strategy.  ``progress`` and ``checkpoint`` belong to
+    this run only.  Raises the errors of :func:`structrag.extraction.extract`.
     """
+    opts, predictor_options = ParseOptions.split(options, overrides)
+    o = opts.resolved()
     t0 = time.perf_counter()
-    document = extract(path, password=password, max_pages=max_pages, progress=progress)
+    document = extract(path, password=o["password"], max_pages=o["max_pages"], progress=progress)
     extract_s = time.perf_counter() - t0
-    parsed = parse_document(
-        document,
-        outline=outline,
-        contents=contents,
-        predictor=predictor,
-        memory=memory,
-        granularity=granularity,
-        min_score=min_score,
-        progress=progress,
-        checkpoint=checkpoint,
-        fallback=fallback,
-        layout_model=layout_model,
-        password=password,
-        **predictor_options,
-    )
+    parsed = parse_document(document, opts, progress=progress, checkpoint=checkpoint, **predictor_options)
     parsed.stats["extract_s"] = extract_s
     parsed.stats["pages"] = document.page_count
     return parsed

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("openai")
 pytest.importorskip("PIL")
-pytest.importorskip("structrag.cli_levels")  # the `levels` command (levels helper) registers there
+pytest.importorskip("structrag.cli.levels")  # the `levels` command registers there
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -170,9 +170,9 @@ STAGES = (
     ("tree", ("structrag.tree", "structrag.identity")),
     ("chunks", ("structrag.tokenizers", "structrag.chunking", "structrag.chunks")),
     # a user's corrections are applied to a parsed document, after levels and before the tree is used
-    ("pipeline", ("structrag.pipeline", "structrag.corrections")),
-    ("adapters", ("structrag.llama_index", "structrag.view", "structrag.cli", "structrag.cli_options",
-                  "structrag.cli_levels")),
+    # the options are declared after the stages they configure (their choices and defaults come from them)
+    ("pipeline", ("structrag.options", "structrag.pipeline", "structrag.corrections")),
+    ("adapters", ("structrag.llama_index", "structrag.view", "structrag.cli")),
 )
 
 

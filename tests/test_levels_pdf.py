@@ -10,7 +10,7 @@ pytest.importorskip("pymupdf")
 
 from pdfgen import headings_pdf  # noqa: E402
 from structrag.cli import main  # noqa: E402
-from structrag.cli_levels import read_reference_headings  # noqa: E402
+from structrag.cli.levels import read_reference_headings  # noqa: E402
 from structrag.levels.references import headings_for_reference  # noqa: E402
 from structrag.errors import ReferenceFormatError  # noqa: E402
 from structrag.extraction import extract  # noqa: E402

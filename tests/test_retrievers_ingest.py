@@ -9,7 +9,7 @@ import json
 import pytest
 
 from retrievers.index import Index
-from retrievers.ingest.options import ChunkOptions, ParseOptions
+from structrag.options import ChunkOptions, ParseOptions
 from retrievers.lexical.tokenizer import Tokenizer
 from structrag.errors import ConfigError
 

@@ -79,14 +79,17 @@ def log(msg: str) -> None:
 
 
 def _parse_code_hash() -> str:
-    """Hash of the code a parse depends on, so a cached parse never outlives a code change."""
+    """Hash of the code a parse depends on (every module of structrag but the chunker and the adapters, and
+    the shipped level model), so a cached parse never outlives a code change."""
     import structrag
 
     root = Path(structrag.__file__).parent
+    skip = ("chunking", "tokenizers.py", "llama_index", "cli", "view")
     h = hashlib.sha1()
-    for f in sorted([*root.glob("*.py"), *root.glob("levels/*.py"), *root.glob("levels/models/*")]):
-        if f.name not in ("chunking.py", "tokenizers.py", "llama_index.py", "cli.py", "cli_levels.py"):
-            h.update(f.name.encode() + f.read_bytes())
+    for f in sorted([*root.rglob("*.py"), *root.glob("levels/models/*")]):
+        rel = f.relative_to(root)
+        if rel.parts[0] not in skip:
+            h.update(rel.as_posix().encode() + f.read_bytes())
     return h.hexdigest()
 
 

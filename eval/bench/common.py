@@ -138,11 +138,12 @@ def paired_diff(pa: dict, pb: dict, qids: Sequence[str], metric: str = "map", n:
 
 # --------------------------------------------------------------------------- held-out level models
 
-#: the level-model sources whose change makes a cached model stale
-#: Every module of the level stage, not only the features: DAgger training walks the document with the
-#: driver (and the document's own logic, structrag/levels/logic.py), so a model trained under older driver
-#: code must not be reused (a stale cache once gave figures from models older than the driver scored).
-_LEVEL_SOURCES = tuple(sorted(p.name for p in (Path(__file__).resolve().parents[2] / "structrag" / "levels").glob("*.py")))
+#: the level-model sources whose change makes a cached model stale: every module of the level stage,
+#: sub-packages included, not only the features: DAgger training walks the document with the walk (and the
+#: document's own logic, structrag/levels/walk/logic.py), so a model trained under older walk code must not
+#: be reused (a stale cache once gave figures from models older than the walk they were scored with)
+_LEVELS = Path(__file__).resolve().parents[2] / "structrag" / "levels"
+_LEVEL_SOURCES = tuple(sorted(p.relative_to(_LEVELS).as_posix() for p in _LEVELS.rglob("*.py")))
 
 
 def training_key(docs: Iterable[Any], params: str) -> str:
@@ -155,7 +156,7 @@ def training_key(docs: Iterable[Any], params: str) -> str:
         h.update(f"{r.doc_id}:{r.pdf_sha1}:{r.toc_sha1}:{len(r.headings)}:{r.located}".encode())
     src = Path(structrag.levels.__file__).parent
     for f in _LEVEL_SOURCES:
-        h.update((src / f).read_bytes())
+        h.update(f.encode() + (src / f).read_bytes())
     h.update(",".join(FEATURE_NAMES).encode())
     h.update(params.encode())
     return h.hexdigest()[:16]

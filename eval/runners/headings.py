@@ -271,6 +271,7 @@ def run_headings(
     protocol: str = "level-only",
     methods: Sequence[str] | None = None,
     doc_ids: Iterable[str] | None = None,
+    options: Mapping[str, Any] | None = None,
     method_options: Mapping[str, Mapping[str, Any]] | None = None,
     cache_dir: str | os.PathLike | None = "default",
     threshold: float = 0.8,
@@ -281,8 +282,10 @@ def run_headings(
 ) -> HeadingsReport:
     """Score heading-tree ``methods`` on a folder of outline-bearing PDFs (or prebuilt references).
 
-    ``method_options``: ``{method: {option: value}}`` passed to that
-    predictor.  ``markdown_timeout`` bounds each pymupdf4llm conversion.
+    ``options``: parse options every method takes (fields of
+    :class:`structrag.options.ParseOptions`; level-only: the level options
+    only); ``method_options``: ``{method: {option: value}}`` passed to that
+    predictor, winning over ``options``.  ``markdown_timeout`` bounds each pymupdf4llm conversion.
     """
     from tqdm.auto import tqdm
 
@@ -315,7 +318,7 @@ def run_headings(
     for ref in refs:
         gold = ref.outline()
         for m in active:
-            opts = _parse_options(m, method_options)
+            opts = {**(options or {}), **_parse_options(m, method_options)}
             t0 = time.perf_counter()
             try:
                 if protocol == "level-only":

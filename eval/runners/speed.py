@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from structrag.errors import ConfigError, StructragError
 
@@ -101,6 +101,7 @@ def run_speed(
     methods: Sequence[str] = ("get_text", "structrag-parse", "structrag-index", "pymupdf4llm-legacy", "pymupdf4llm"),
     max_pages: int | None = None,
     predictor: str = "learned",
+    parse_options: Mapping[str, Any] | None = None,
     core: int | None = None,
     timeout: float | None = None,
     progress: bool | None = None,
@@ -110,7 +111,8 @@ def run_speed(
 
     ``structrag-parse`` = extract + detect + levels (outline ignored so the
     level predictor runs); ``structrag-index`` = that + chunks + BM25 index
-    (``retrievers.Index.build``, no dense vectors).  ``max_pages`` limits every
+    (``retrievers.Index.build``, no dense vectors).  ``parse_options``: more
+    fields of :class:`structrag.options.ParseOptions` for both.  ``max_pages`` limits every
     method to the first pages (pymupdf4llm is slow).  Timings exclude imports.
     """
     from tqdm.auto import tqdm
@@ -133,6 +135,8 @@ def run_speed(
     jobs = [(m, Path(p)) for p in pdfs for m in methods]
     for m, pdf in tqdm(jobs, desc="speed", disable=not enabled, file=sys.stderr):
         args = ["speed", m, str(pdf), "--core", str(core), "--predictor", predictor]
+        if parse_options:
+            args += ["--parse-options", json.dumps(dict(parse_options))]
         if max_pages is not None:
             args += ["--max-pages", str(max_pages)]
         try:

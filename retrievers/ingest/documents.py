@@ -26,9 +26,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Seque
 import numpy as np
 
 from structrag.errors import StructragError
+from structrag.options import ChunkOptions, ParseOptions
 
 from ..lexical.tokenizer import Tokenizer
-from .options import ChunkOptions, ParseOptions
 from .sections import doc_nodes, section_path_text
 
 __all__ = ["ProcessedPDF", "expand_paths", "process_pdf", "process_pdfs", "embed_documents", "failure_message"]

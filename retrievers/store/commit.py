@@ -25,7 +25,7 @@ from structrag.model import Chunk, DocumentIdentity
 from structrag.text import path_text
 
 from ..ingest.documents import embed_documents, expand_paths, failure_message, process_pdfs
-from ..ingest.options import ChunkOptions, ParseOptions
+from structrag.options import ChunkOptions, ParseOptions
 from ..ingest.sections import doc_nodes
 from .arrays import vectors_ok
 from .database import DocRow

@@ -16,7 +16,7 @@ from typing import Any, Literal, Mapping
 
 from structrag.errors import ConfigError
 
-from ..ingest.options import ChunkOptions, ParseOptions
+from structrag.options import ChunkOptions, ParseOptions
 from ..lexical.bm25 import BM25Params
 from ..lexical.tokenizer import Tokenizer
 

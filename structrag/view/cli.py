@@ -8,6 +8,7 @@ handler for index folders (``structrag view INDEX --query ...``) by setting
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ __all__ = ["register"]
 
 def register(sub: Any) -> None:
     """Add ``view`` to the ``structrag`` sub-parsers."""
-    from ..cli_options import add_level_arguments
+    from ..cli.options import add_level_arguments, add_option_arguments, add_progress_arguments
+    from ..options import ParseOptions
 
     p = sub.add_parser(
         "view",
@@ -38,18 +40,14 @@ def register(sub: Any) -> None:
     p.add_argument("--dpi", type=int, default=None, help="resolution of the page images (default: 96)")
     p.add_argument("--corrections", default=None, metavar="FILE",
                    help="show the tree with an earlier corrections file applied")
-    p.add_argument("--ignore-outline", action="store_true",
-                   help="do not use the PDF's own outline (bookmarks); detect headings from the layout")
-    p.add_argument("--ignore-contents", action="store_true", help="do not use the printed table of contents")
-    p.add_argument("--password", default=None, help="password of an encrypted PDF")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None, help="show a progress bar")
-    p.add_argument("--no-progress", dest="progress", action="store_false", help="never show a progress bar")
+    add_progress_arguments(p)
+    add_option_arguments(p, ParseOptions, title="parsing")
     add_level_arguments(p, stats_help="print the driver's accounting on stderr")
     p.set_defaults(func=_cmd_view, index_view=None)
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from ..cli_options import level_options_from_args
+    from ..cli.options import parse_options_from_args
     from ..corrections import apply_to_parsed, load_corrections
     from ..pipeline import parse_pdf
     from .render import DEFAULT_DPI, write_tree_view
@@ -64,22 +62,18 @@ def _cmd_view(args: argparse.Namespace) -> int:
         raise ConfigError("--query needs an index folder, not a PDF", path=target,
                           hint="structrag index DIR REPORT.pdf, then structrag view DIR --query ...")
     corrections = load_corrections(args.corrections) if args.corrections else None  # fail before parsing
-    parsed = parse_pdf(
-        target,
-        outline="ignore" if args.ignore_outline else "auto",
-        contents="ignore" if args.ignore_contents else "auto",
-        password=args.password,
-        progress=args.progress,
-        **level_options_from_args(args),
-    )
+    options, run_options = parse_options_from_args(args)
+    parsed = parse_pdf(target, options, progress=args.progress, **run_options)
     if corrections is not None:
         parsed = apply_to_parsed(parsed, corrections)
     for w in parsed.document.warnings:
         print(f"structrag: warning: {w}", file=sys.stderr)
     out = Path(args.output) if args.output else Path(target.stem + ".html")
-    settings = {"outline": "ignore" if args.ignore_outline else "auto",
-                "contents": "ignore" if args.ignore_contents else "auto", "predictor": str(args.predictor)}
+    given = options.resolved()
+    settings = {"outline": given["outline"], "contents": given["contents"], "predictor": str(args.predictor or "learned")}
     stats = write_tree_view(out, parsed.document, parsed.headings, pdf=target, inline=args.inline,
-                            dpi=args.dpi or DEFAULT_DPI, password=args.password, settings=settings)
+                            dpi=args.dpi or DEFAULT_DPI, password=given["password"], settings=settings)
     print(f"structrag: {stats.summary()}", file=sys.stderr)
+    if args.stats:
+        print(json.dumps(parsed.stats, indent=2, default=str), file=sys.stderr)
     return 0

@@ -1,15 +1,20 @@
-"""Command-line options of the levels stage, shared by ``structrag toc`` and ``structrag levels``.
+"""Command-line options, generated from their one declaration (:mod:`structrag.options`).
 
-:func:`add_level_arguments` adds the offline options (``--predictor``, ``--level-model``,
-``--memory``, ``--granularity``, ``--seed``, ``--checkpoint``, ``--stats``) and the model-server
-backend's (``--backend offline|vlm|llm|whole-document``, ``--base-url``, ``--backend-model``,
-``--api-key``, ``--timeout``, ``--max-concurrency``, ``--zoom``, ``--image-format``,
-``--fallback``); :func:`level_options_from_args` turns them into the keyword arguments of
-:func:`structrag.pipeline.parse_pdf` / :func:`structrag.levels.assign_levels`.
-Defaults come from the environment: ``STRUCTRAG_BACKEND``,
-``STRUCTRAG_BASE_URL`` (or ``OPENAI_BASE_URL``), ``STRUCTRAG_MODEL``,
-``STRUCTRAG_API_KEY`` (or ``OPENAI_API_KEY``).  Nothing here imports
-``openai`` until a model backend is chosen.
+:func:`add_option_arguments` adds the flags of :class:`~structrag.options.ParseOptions` or
+:class:`~structrag.options.ChunkOptions` (each field's flag and help as declared there), and
+:func:`options_from_args` reads them back: every command that parses PDFs (``toc``, ``view``,
+``index``, ``eval``) takes the same options with the same help.  A flag left out leaves its field
+None, so an index stores only what its user chose.
+
+:func:`add_level_arguments` adds what belongs to one run of the level predictor rather than to the
+options: ``--level-model``, ``--seed``, ``--checkpoint``, ``--stats``, and the model-server backend
+(``--backend offline|vlm|llm|whole-document``, ``--base-url``, ``--backend-model``, ``--api-key``,
+``--timeout``, ``--max-concurrency``, ``--zoom``, ``--image-format``);
+:func:`level_options_from_args` turns them and the parse options into the arguments of
+:func:`structrag.pipeline.parse_pdf` / :func:`structrag.levels.assign_levels`.  Defaults come from the
+environment: ``STRUCTRAG_BACKEND``, ``STRUCTRAG_BASE_URL`` (or ``OPENAI_BASE_URL``), ``STRUCTRAG_MODEL``,
+``STRUCTRAG_API_KEY`` (or ``OPENAI_API_KEY``).  Nothing here imports ``openai`` until a model backend is
+chosen.
 """
 
 from __future__ import annotations
@@ -17,25 +22,55 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, TypeVar
 
-from .errors import ConfigError, ModelError
+from ..errors import ConfigError, ModelError
+from ..options import ParseOptions, option_fields
 
-__all__ = ["add_level_arguments", "level_options_from_args", "BACKENDS"]
+__all__ = ["add_option_arguments", "options_from_args", "add_progress_arguments", "add_level_arguments",
+           "level_options_from_args", "parse_options_from_args", "BACKENDS", "LEVEL_OPTIONS"]
 
 BACKENDS = ("offline", "vlm", "llm", "whole-document")
+#: the parse options that concern levels only (``structrag levels``: the headings are given)
+LEVEL_OPTIONS = ("predictor", "memory", "granularity", "fallback")
+
+_O = TypeVar("_O")
 
 
-def _granularity(value: str) -> str | int:
-    if value in ("heading", "page"):
-        return value
-    try:
-        k = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError("granularity is 'heading', 'page' or a number of pages") from None
-    if k < 1:
-        raise argparse.ArgumentTypeError("granularity in pages must be at least 1")
-    return k
+def add_option_arguments(p: argparse.ArgumentParser, cls: type, *, title: str | None = None,
+                         only: Iterable[str] | None = None, exclude: Iterable[str] = ()) -> None:
+    """Add the flags of the options class ``cls`` (``only`` these fields, or all but ``exclude``) to ``p``,
+    in a group named ``title``; each flag's value lands in ``args.<field name>`` (None when not given)."""
+    g = p.add_argument_group(title) if title else p
+    names = set(only) if only is not None else None
+    for f in option_fields(cls):
+        if (names is not None and f.name not in names) or f.name in exclude:
+            continue
+        flag = f.metadata["flag"]
+        if flag.switch:
+            g.add_argument(flag.flag, dest=f.name, action="store_const", const=flag.const, default=None,
+                           help=flag.help)
+            continue
+        extra: dict[str, Any] = {"metavar": flag.metavar} if flag.metavar else {}
+        if flag.choices:
+            extra["choices"] = flag.choices
+        if flag.parse is not None:
+            extra["type"] = flag.parse
+        g.add_argument(flag.flag, dest=f.name, default=None, help=flag.help, **extra)
+
+
+def options_from_args(cls: Callable[..., _O], args: argparse.Namespace) -> _O:
+    """The options of class ``cls`` that ``args`` gives (fields whose flag was not added or not given: None)."""
+    given = {f.name: getattr(args, f.name) for f in option_fields(cls)  # type: ignore[arg-type]
+             if getattr(args, f.name, None) is not None}
+    return cls.of(given)  # type: ignore[attr-defined]
+
+
+def add_progress_arguments(p: argparse.ArgumentParser, *, noun: str = "a progress bar") -> None:
+    """``--progress`` / ``--no-progress`` (neither: progress on a terminal only) into ``args.progress``."""
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help=f"show {noun}, even when stderr is not a terminal")
+    p.add_argument("--no-progress", dest="progress", action="store_false", help=f"never show {noun}")
 
 
 def _positive(convert: Callable[[str], Any], noun: str, bound: str) -> Callable[[str], Any]:
@@ -58,20 +93,15 @@ _positive_int = _positive(int, "an integer", ">= 1")
 
 
 def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str | None = None) -> None:
-    """Options choosing how levels are predicted, offline or by a model server.
+    """The level predictor's options for one run, offline or by a model server (the parse options'
+    ``--predictor``, ``--memory``, ``--granularity`` and ``--fallback`` come from :func:`add_option_arguments`).
 
     ``stats_help``: the help of ``--stats`` on a command that prints statistics;
-    None (``view``) adds no ``--stats``.
+    None adds no ``--stats``.
     """
-    g = p.add_argument_group("level prediction")
-    g.add_argument("--predictor", default="learned",
-                   help="offline predictor: learned (default), rules, font-size, size-rank, numbering")
+    g = p.add_argument_group("level prediction (this run)")
     g.add_argument("--level-model", dest="level_model", default=None, metavar="FILE",
                    help="LightGBM text model for --predictor learned (default: the model shipped with structrag)")
-    g.add_argument("--memory", default="recent", choices=["recent", "previous-n", "random", "branches"],
-                   help="which processed headings the predictor sees (default: recent)")
-    g.add_argument("--granularity", type=_granularity, default="heading",
-                   help="targets per step: heading (default), page, or N pages")
     g.add_argument("--seed", type=int, default=0, help="seed for the random memory strategy")
     g.add_argument("--checkpoint", default=None,
                    help="file recording predicted levels as they come; a rerun continues from it")
@@ -105,10 +135,16 @@ def add_level_arguments(p: argparse.ArgumentParser, *, stats_help: str | None = 
                    help="vlm: page images at ZOOM x the page size in points (1 = 72 dpi, the paper's setting)")
     g.add_argument("--image-format", choices=("png", "jpeg"), default="png",
                    help="vlm: image encoding (png: lossless, default; jpeg: smaller requests)")
-    g.add_argument("--fallback", default=None, metavar="PREDICTOR",
-                   help="offline predictor for a step the server cannot answer (default: the --predictor, "
-                        "or rules if it is unavailable); 'none' to stop with an error instead (the "
-                        "--checkpoint keeps the work)")
+
+
+def parse_options_from_args(args: argparse.Namespace) -> tuple[ParseOptions, dict[str, Any]]:
+    """The parse options ``args`` gives, with the level run's predictor objects in place of names when a
+    model-server backend is chosen, and the run's other keyword arguments (``checkpoint``, ``seed``,
+    ``model_path``) for :func:`structrag.pipeline.parse_pdf`."""
+    opts = options_from_args(ParseOptions, args)
+    run = level_options_from_args(args)
+    fields = {k: run.pop(k) for k in ("predictor", "fallback") if k in run}
+    return (ParseOptions.of({**opts.to_dict(), **fields}) if fields else opts), run
 
 
 def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
@@ -122,23 +158,24 @@ def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     if args.backend not in BACKENDS:
         raise ConfigError(f"STRUCTRAG_BACKEND={args.backend!r} is not a backend; use one of {', '.join(BACKENDS)}",
                           hint="fix or unset the STRUCTRAG_BACKEND environment variable")
-    opts: dict[str, Any] = {
-        "predictor": args.predictor,
-        "memory": args.memory,
-        "granularity": args.granularity,
-        "checkpoint": args.checkpoint,
-        "seed": args.seed,
-    }
+    predictor = getattr(args, "predictor", None) or "learned"
+    opts: dict[str, Any] = {"checkpoint": args.checkpoint, "seed": args.seed}
+    for name in ("predictor", "memory", "granularity"):
+        if getattr(args, name, None) is not None:
+            opts[name] = getattr(args, name)
+    fallback = getattr(args, "fallback", None)
+    if fallback is not None:
+        opts["fallback"] = None if fallback.strip().lower() == "none" else fallback
     if args.level_model is not None:
-        if str(args.predictor).strip().lower() != "learned":
+        if str(predictor).strip().lower() != "learned":
             raise ConfigError("--level-model is only used with --predictor learned",
-                              hint=f"drop --level-model, or use --predictor learned instead of {args.predictor!r}")
+                              hint=f"drop --level-model, or use --predictor learned instead of {predictor!r}")
         opts["model_path"] = args.level_model  # with a model-server backend: the learned fallback's model
     backend = args.backend or "offline"
     if backend == "offline":
+        if opts.get("fallback", "") is None:
+            del opts["fallback"]  # offline, 'none' is what no fallback means already
         return opts
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown backend {backend!r}", hint="choose one of " + ", ".join(BACKENDS))
     options: dict[str, Any] = {
         "base_url": args.base_url,
         "model": args.backend_model,
@@ -149,7 +186,7 @@ def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     if backend == "vlm":
         options["zoom"] = args.zoom
         options["image_format"] = args.image_format
-    from .levels.predictors import make_predictor  # `structrag --help` and offline runs never need it
+    from ..levels.predictors import make_predictor  # `structrag --help` and offline runs never need it
 
     opts["fallback"] = _fallback(args, opts.pop("model_path", None))
     opts["predictor"] = make_predictor(backend, **options)
@@ -158,7 +195,7 @@ def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def _fallback(args: argparse.Namespace, model_path: Any = None):
     """The offline predictor (an instance, built once) answering the steps the server cannot."""
-    from .levels.predictors import make_predictor
+    from ..levels.predictors import make_predictor
     name = getattr(args, "fallback", None)
     if name is not None and name.strip().lower() == "none":
         return None

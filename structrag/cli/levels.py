@@ -16,9 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .cli_options import add_level_arguments, level_options_from_args
-from .errors import ConfigError, ReferenceFormatError
-from .model import Document, Heading
+from ..errors import ConfigError, ReferenceFormatError
+from ..model import Document, Heading
+from ..options import ParseOptions
+from .options import LEVEL_OPTIONS, add_level_arguments, add_option_arguments, level_options_from_args
 
 __all__ = ["register", "read_reference_headings"]
 
@@ -36,6 +37,7 @@ def register(sub: Any) -> None:
     p.add_argument("--pdf", default=None, help="the PDF the headings are on (recommended: gives their style)")
     p.add_argument("--password", default=None, help="password of an encrypted PDF")
     p.add_argument("--output", "-o", default=None, help="write the JSON here instead of stdout")
+    add_option_arguments(p, ParseOptions, title="levels", only=LEVEL_OPTIONS)
     add_level_arguments(p, stats_help="print the driver's accounting on stderr")
     p.set_defaults(func=_levels)
 
@@ -124,15 +126,15 @@ def _check_style(rec: dict, where: str, path: Path, page: int) -> None:
 
 
 def _levels(args: argparse.Namespace) -> int:
-    from .levels import assign_levels
+    from ..levels import assign_levels
 
     records = read_reference_headings(args.reference)
     document = None
     if args.pdf:
-        from .extraction import extract
+        from ..extraction import extract
 
         document = extract(args.pdf, password=args.password, progress=False)
-    from .levels.references import headings_for_reference
+    from ..levels.references import headings_for_reference
 
     headings = headings_for_reference(records, document)
     opts = level_options_from_args(args)  # --level-model included
@@ -153,8 +155,8 @@ def _levels(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .levels.references import load_reference_docs
-    from .levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, train_model
+    from ..levels.references import load_reference_docs
+    from ..levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, train_model
 
     if not args.data:
         raise ConfigError("no training data folder", hint="pass --data DIR (shared/data/headings) "
@@ -166,8 +168,8 @@ def _train(args: argparse.Namespace) -> int:
         raise ConfigError("unknown doc_id(s) in --exclude: " + ", ".join(sorted(unknown)))
     refs = [r for r in refs if r.doc_id not in excluded]
     if args.also:
-        from .corrections import reference_doc_from_corrections
-        from .levels.references import outline_reference_docs
+        from ..corrections import reference_doc_from_corrections
+        from ..levels.references import outline_reference_docs
 
         pdfs: list[Path] = []
         fixed: list[Path] = []  # corrections files from `structrag view`: their corrected trees are labels
