@@ -46,28 +46,8 @@ _LAZY = {
     "teds": "trees",
 }
 
-__all__ = [
-    "Outline",
-    "as_outline",
-    "load_outline",
-    "outline_from_markdown",
-    "outline_from_parent_links",
-    "ted",
-    "teds",
-    "heading_teds",
-    "align",
-    "heading_prf",
-    "parent_accuracy",
-    "path_accuracy",
-    "score_document",
-    "score_corpus",
-    "DocumentScores",
-    "TreeScores",
-    "evaluate",
-    "RetrievalScores",
-    "pages_from_hits",
-    "passages_from_hits",
-]
+# What the package documents: every name of the table above.
+__all__ = list(_LAZY)
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

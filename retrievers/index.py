@@ -285,8 +285,8 @@ class Index(Writes, Identities):
     def options_key(self, parse_options: ParseOptions | Mapping[str, Any],
                     chunk_options: ChunkOptions | Mapping[str, Any]) -> str:
         """What, besides its content, a document's stored form depends on (a changed key re-parses it)."""
-        return document_options_key(ParseOptions.of(parse_options), ChunkOptions.of(chunk_options), self.tokenizer,
-                                    self._dense_setting)
+        return document_options_key(ParseOptions.of(parse_options).storable(), ChunkOptions.of(chunk_options),
+                                    self.tokenizer, self._dense_setting)
 
     # --- search (retrievers.rank.search) ------------------------------------------------------------
     @property

@@ -36,20 +36,14 @@ from .headings import (
     score_level_only,
     vlm_configured,
 )
+from .headings import __all__ as _HEADINGS
 from ._child import MARKDOWN_METHODS, markdown_pages
 from .retrieval import RetrievalReport, load_queries, retrieval_metric_names, run_retrieval
 from .speed import SPEED_METHODS, SpeedReport, run_speed
 
 __all__ = [
     "MARKDOWN_METHODS",
-    "default_heading_methods",
-    "vlm_configured",
-    "HeadingsReport",
-    "run_headings",
-    "predict_level_only",
-    "predict_end_to_end",
-    "score_level_only",
-    "score_end_to_end",
+    *_HEADINGS,
     "load_queries",
     "retrieval_metric_names",
     "RetrievalReport",

@@ -63,7 +63,7 @@ def create_settings(*, dense: bool | Literal["auto"], model: str | None, max_seq
         "dense_model": (model or AUTO_MODEL) if dense else None,
         "dense_model_setting": (model or AUTO_MODEL) if dense else None,
         "dense_max_seq_length": msl if dense else None,
-        "parse_options": ParseOptions.of(parse_options).to_dict(),
+        "parse_options": ParseOptions.of(parse_options).storable().to_dict(),
         "chunk_options": ChunkOptions.of(chunk_options).to_dict(),
     }
 

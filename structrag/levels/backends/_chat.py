@@ -182,14 +182,8 @@ class _ChatPredictor:
         """Add one step's usage to the document's totals (once per step)."""
         _add(self.usage, usage)
 
-    def predict(
-        self,
-        memory: Memory,
-        targets: Sequence[Heading],
-        *,
-        attempt: int = 0,
-        feedback: str | None = None,
-    ) -> LevelPrediction:
+    def predict(self, memory: Memory, targets: Sequence[Heading], *, attempt: int = 0,
+                feedback: str | None = None) -> LevelPrediction:
         if not targets:
             return LevelPrediction((), (), usage=_new_usage())
         key = tuple((t.page, t.block, t.text) for t in targets)

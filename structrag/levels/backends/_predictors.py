@@ -273,14 +273,8 @@ class WholeDocumentPredictor(_ChatPredictor):
         self._commit(usage)
         self._pending_usage = usage
 
-    def predict(
-        self,
-        memory: Memory,
-        targets: Sequence[Heading],
-        *,
-        attempt: int = 0,
-        feedback: str | None = None,
-    ) -> LevelPrediction:
+    def predict(self, memory: Memory, targets: Sequence[Heading], *, attempt: int = 0,
+                feedback: str | None = None) -> LevelPrediction:
         if not targets:
             return LevelPrediction((), (), usage=_new_usage())
         if self._answer is None:
