@@ -55,7 +55,8 @@ def _command(args: argparse.Namespace) -> str:
 
     if "eval" in sys.argv[1:3]:
         return command_line()
-    opts = {k: v for k, v in vars(args).items() if k not in ("func", "eval_command", "command") and v is not None}
+    opts = {k: v for k, v in vars(args).items()
+            if k not in ("func", "eval_command", "command") and not k.startswith("_") and v is not None}
     return f"structrag eval {args.eval_command} (in-process call: {json.dumps(opts, default=str, sort_keys=True)})"
 
 

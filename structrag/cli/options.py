@@ -43,8 +43,12 @@ def add_option_arguments(p: argparse.ArgumentParser, cls: type, *, title: str | 
     in a group named ``title``; each flag's value lands in ``args.<field name>`` (None when not given)."""
     g = p.add_argument_group(title) if title else p
     names = set(only) if only is not None else None
+    added = tuple(f.name for f in option_fields(cls)
+                  if (names is None or f.name in names) and f.name not in exclude)
+    # what options_from_args reads back: a left-out field may hold another flag's value (eval's --predictor list)
+    p.set_defaults(**{_added(cls): added})
     for f in option_fields(cls):
-        if (names is not None and f.name not in names) or f.name in exclude:
+        if f.name not in added:
             continue
         flag = f.metadata["flag"]
         if flag.switch:
@@ -59,10 +63,17 @@ def add_option_arguments(p: argparse.ArgumentParser, cls: type, *, title: str | 
         g.add_argument(flag.flag, dest=f.name, default=None, help=flag.help, **extra)
 
 
+def _added(cls: type) -> str:
+    return f"_{cls.__name__}_flags"
+
+
 def options_from_args(cls: Callable[..., _O], args: argparse.Namespace) -> _O:
-    """The options of class ``cls`` that ``args`` gives (fields whose flag was not added or not given: None)."""
-    given = {f.name: getattr(args, f.name) for f in option_fields(cls)  # type: ignore[arg-type]
-             if getattr(args, f.name, None) is not None}
+    """The options of class ``cls`` that ``args`` gives: the fields whose flags :func:`add_option_arguments`
+    added and the user gave (the others: None)."""
+    names = getattr(args, _added(cls), None)  # type: ignore[arg-type]
+    if names is None:
+        names = [f.name for f in option_fields(cls)]  # type: ignore[arg-type]
+    given = {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
     return cls.of(given)  # type: ignore[attr-defined]
 
 
