@@ -28,14 +28,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, NamedTuple, TypeVar
 
-from .chunking.chunker import DEFAULT_MAX_TOKENS
 from .errors import ConfigError
-from .levels.memory import MEMORY_STRATEGIES
 
-__all__ = ["ParseOptions", "ChunkOptions", "Flag", "OutlineMode", "ContentsMode", "option_fields"]
+__all__ = ["ParseOptions", "ChunkOptions", "Flag", "OutlineMode", "ContentsMode", "option_fields",
+           "MEMORY_STRATEGIES", "DEFAULT_MAX_TOKENS"]
 
 OutlineMode = Literal["auto", "ignore"]
 ContentsMode = Literal["auto", "ignore"]
+
+#: the memory strategies of the level-wise memory walk (structrag.levels.memory builds them by these names)
+MEMORY_STRATEGIES = ("recent", "previous-n", "random", "branches")
+#: the chunker's token budget (structrag.chunking.chunk_document's default)
+DEFAULT_MAX_TOKENS = 256
 
 _T = TypeVar("_T", bound="_Options")
 _UNSET: Any = object()

@@ -161,8 +161,9 @@ def test_llama_index_only_in_the_adapter():
 
 #: structrag's stages in pipeline order; a module may import its own stage and earlier ones
 STAGES = (
+    # the options are declared in the base: each stage they configure reads its defaults from them
     ("base", ("structrag.errors", "structrag.files", "structrag.numbering", "structrag.text", "structrag.model",
-              "structrag._lazy", "structrag._progress", "structrag._pymupdf")),
+              "structrag.options", "structrag._lazy", "structrag._progress", "structrag._pymupdf")),
     ("extraction", ("structrag.extraction",)),
     ("headings", ("structrag.headings",)),
     ("levels", ("structrag.levels",)),
@@ -170,8 +171,7 @@ STAGES = (
     ("tree", ("structrag.tree", "structrag.identity")),
     ("chunks", ("structrag.tokenizers", "structrag.chunking", "structrag.chunks")),
     # a user's corrections are applied to a parsed document, after levels and before the tree is used
-    # the options are declared after the stages they configure (their choices and defaults come from them)
-    ("pipeline", ("structrag.options", "structrag.pipeline", "structrag.corrections")),
+    ("pipeline", ("structrag.pipeline", "structrag.corrections")),
     ("adapters", ("structrag.llama_index", "structrag.view", "structrag.cli")),
 )
 

@@ -104,8 +104,11 @@ def write_hits(data: Path, out: Path, sets: list[str], work: Path) -> None:
 
 
 def compare(a: Path, b: Path, *, context: int = 3) -> int:
-    fa = {p.relative_to(a) for p in a.rglob("*") if p.is_file() and not p.parts[-2].startswith("_")}
-    fb = {p.relative_to(b) for p in b.rglob("*") if p.is_file() and not p.parts[-2].startswith("_")}
+    def kept(root: Path) -> set[Path]:  # a folder named "_..." at any depth holds work files (the indexes)
+        return {p.relative_to(root) for p in root.rglob("*")
+                if p.is_file() and not any(x.startswith("_") for x in p.relative_to(root).parts[:-1])}
+
+    fa, fb = kept(a), kept(b)
     bad = 0
     for rel in sorted(fa ^ fb):
         print(f"only in {'before' if rel in fa else 'after'}: {rel}")

@@ -59,6 +59,7 @@ from typing import Callable, Sequence
 
 from ..errors import ConfigError
 from ..model import Block, Chunk, Document
+from ..options import DEFAULT_MAX_TOKENS
 from ..text import HAN, HAN_EXT_A, WIDE_CHAR
 from ..tokenizers import Tokenizer, TokenizerSpec, get_tokenizer
 from ..tree import HeadingTree
@@ -77,7 +78,6 @@ from .sections import Section, sections
 
 __all__ = ["chunk_document", "DEFAULT_MAX_TOKENS"]
 
-DEFAULT_MAX_TOKENS = 256
 
 
 def _validate(max_tokens: int, overlap: int, where: str = "") -> None:

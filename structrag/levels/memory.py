@@ -33,6 +33,7 @@ from typing import Sequence
 
 from ..errors import ConfigError
 from ..model import Heading
+from ..options import MEMORY_STRATEGIES
 from .base import KnownHeading, Memory
 
 __all__ = [
@@ -46,7 +47,6 @@ __all__ = [
     "MEMORY_STRATEGIES",
 ]
 
-MEMORY_STRATEGIES = ("recent", "previous-n", "random", "branches")
 
 
 class TreeState:
