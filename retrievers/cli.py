@@ -80,9 +80,9 @@ def register_index(subparsers: Any) -> None:
                    help="embed chunks (default when sentence-transformers and faiss are installed)")
     d.add_argument("--no-dense", dest="dense", action="store_const", const=False, help="BM25 and the ranker only")
     p.add_argument("--embed-model", dest="embed_model", default=None, metavar="NAME",
-                   help="dense model: 'auto' (default: all-MiniLM-L6-v2 for English, multilingual-e5-small for "
-                   "Chinese and other scripts: an English index switches, re-embedding, when one arrives), a sentence-transformers "
-                   "name or a folder")
+                   help="dense model: 'auto' (default: each document with its script's model, all-MiniLM-L6-v2 "
+                   "for English, multilingual-e5-small for Chinese and other CJK scripts), a sentence-transformers "
+                   "name or a folder (every document with that model)")
     from .embed.backends import BACKENDS  # not .embed.encoder: listing the choices must not import numpy
 
     p.add_argument("--embed-backend", default=None, choices=BACKENDS,

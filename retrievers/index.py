@@ -31,8 +31,10 @@ import numpy as np
 
 from structrag.errors import ConfigError, IndexFormatError
 from structrag.model import Chunk
-
 from structrag.options import ChunkOptions, ParseOptions
+
+from .embed.encoder import AUTO_MODEL, is_default_model
+from .embed.spaces import Space, block_query, space_for_texts
 from .lexical.bm25 import BM25Params, TopK
 from .lexical.tokenizer import Tokenizer
 from .rank import search as rank_stage
@@ -40,7 +42,7 @@ from .rank.named_documents import IssuerTable
 from .rank.query import QueryScores, query_scores
 from .rank.ranker import LambdaRanker
 from .rank.search import MODES, RANKER_FILE, Hit, Mode, check_query, check_ranker, check_request, load_ranker
-from .store.arrays import VectorSearch, exact_below, open_corpus
+from .store.arrays import VectorSearch, exact_below, index_spaces, open_corpus
 from .store.arrays import publish as publish_arrays
 from .store.commit import AddReport, Event, Writes
 from .store.corpus import LAYOUT, Corpus
@@ -83,6 +85,7 @@ class Index(Writes, Identities):
         self.parse_options = ParseOptions.of(json.loads(meta.get("parse_options", "{}")))
         self.chunk_options = ChunkOptions.of(json.loads(meta.get("chunk_options", "{}")))
         self._encoder_obj = None
+        self._space_encoders: dict[Space, Any] = {}
         self._vectors = VectorSearch(store, corpus)
         self._ranker: LambdaRanker | None = None
         self._lock = threading.RLock()
@@ -240,29 +243,52 @@ class Index(Writes, Identities):
 
     @property
     def encoder(self):
-        """The :class:`~retrievers.embed.encoder.DenseEncoder` of a dense index (loaded on first use)."""
+        """The :class:`~retrievers.embed.encoder.DenseEncoder` of a dense index's first space (loaded on first
+        use; :meth:`encoder_for` gives any space's)."""
         if self._encoder_obj is None:
             from .embed.encoder import DenseEncoder
 
             self._encoder_obj = DenseEncoder(self.dense_model, max_seq_length=self.dense_max_seq_length)
         return self._encoder_obj
 
+    def encoder_for(self, space: Space):
+        """The encoder of a vector space of this index (:mod:`retrievers.embed.spaces`), made once."""
+        if space == Space(self.dense_model, self.dense_max_seq_length):
+            return self.encoder
+        with self._lock:
+            enc = self._space_encoders.get(space)
+            if enc is None:
+                from .embed.encoder import DenseEncoder
+
+                enc = self._space_encoders[space] = DenseEncoder(space.model, max_seq_length=space.max_seq_length)
+        return enc
+
     # --- writing (retrievers.store.commit) ---------------------------------------------------------
     def resolve_auto_model(self, texts: Sequence[str]) -> None:
-        """Fix an ``auto`` index's dense model from the language of ``texts`` (its first document); stored."""
-        from .embed.encoder import DEFAULT_MAX_SEQ_LENGTH, choose_model, is_default_model
-
-        model = choose_model(texts)
-        msl = self.dense_max_seq_length or (DEFAULT_MAX_SEQ_LENGTH if is_default_model(model) else None)
-        self._store.set_settings({"dense_model": model, "dense_max_seq_length": msl})
-        self.use_dense_model(model, msl)
-        log.info("index %s: dense model %s, chosen from the language of its first document", self.path, model)
-
-    def use_dense_model(self, model: str, max_seq_length: int | None) -> None:
-        """Embed with ``model`` from now on (not stored: the caller stores it with the vectors it made,
-        :func:`retrievers.store.commit.widen_dense_model`)."""
-        self.dense_model, self.dense_max_seq_length = model, max_seq_length
+        """Fix an ``auto`` index's first dense model from the language of ``texts`` (its first document); stored."""
+        space = space_for_texts(texts, self.dense_max_seq_length)
+        self._store.set_settings({"dense_model": space.model, "dense_max_seq_length": space.max_seq_length})
+        self.dense_model, self.dense_max_seq_length = space
         self._encoder_obj = None
+        log.info("index %s: dense model %s, chosen from the language of its first document", self.path, space.model)
+
+    def space_for(self, texts: Sequence[str]) -> Space:
+        """The vector space a new document made of ``texts`` is embedded in: in an ``auto`` index, its
+        script's model (an English report with MiniLM, a Chinese one with e5, whatever came first);
+        otherwise the index's model.  A new space is recorded with the index (:meth:`add_space`)."""
+        first = Space(self.dense_model, self.dense_max_seq_length)
+        if self._dense_setting != AUTO_MODEL:
+            return first
+        space = space_for_texts(texts, first.max_seq_length if is_default_model(first.model) else None)
+        return first if space.model == first.model else space
+
+    def add_space(self, space: Space) -> None:
+        """Record ``space`` with the index before vectors of it are committed (the caller holds the lock)."""
+        _first, known = index_spaces(self._store)
+        if space.key not in known:
+            spaces = json.loads(self._store.meta().get("dense_spaces", "{}"))
+            spaces[space.key] = list(space)
+            self._store.set_settings({"dense_spaces": spaces})
 
     def publish(self) -> None:
         """Write the search arrays of the committed generation (atomically) and use them.
@@ -334,7 +360,16 @@ class Index(Writes, Identities):
         return self._corpus.doc_rows(i)
 
     def query_vector(self, query: str) -> np.ndarray | None:
-        return self.encoder.encode_query(query) if self.has_dense and self._corpus.has_dense else None
+        """The question's vector against the chunk vectors (None without them): embedded by each of the
+        collection's models when it has several, side by side (:func:`retrievers.embed.spaces.block_query`)."""
+        corpus = self._corpus
+        if not (self.has_dense and corpus.has_dense):
+            return None
+        layout = corpus.vector_layout
+        if layout is None or len(layout.spaces) == 1:
+            return self.encoder_for(layout.spaces[0]).encode_query(query) if layout is not None \
+                else self.encoder.encode_query(query)
+        return block_query(layout.spaces, layout.dims, query, lambda sp, q: self.encoder_for(sp).encode_query(q))
 
     def query_scores(self, query: str, *, dense: bool = True) -> QueryScores:
         """What the first stage and the features share for ``query``: its tokens, BM25 scores, vector,

@@ -42,16 +42,17 @@ import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from structrag._progress import progress_bar
 from structrag.errors import ConfigError, StructragError
 from structrag.files import file_sha1
+from structrag.options import ChunkOptions, ParseOptions
 
-from .embed.encoder import AUTO_MODEL
+from .embed.encoder import AUTO_MODEL, is_default_model
+from .embed.spaces import Space, space_for_texts
 from .index import Index
 from .ingest.documents import embed_documents, expand_paths, failure_message, process_pdf
-from structrag.options import ChunkOptions, ParseOptions
 from .store.commit import AddReport, Event, ignore_event, merge_shard
 from .store.shards import ShardDocument, require_pyarrow, shard_settings, write_shard
 
@@ -124,7 +125,7 @@ class IndexWorker:
     def __init__(self, *, parse_options: ParseOptions | Mapping[str, Any],
                  chunk_options: ChunkOptions | Mapping[str, Any], tokenizer: Mapping[str, Any], options_key: str,
                  settings: Mapping[str, Any], existing: Mapping[str, tuple[str, str]], shard_dir: str, threads: int = 1,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", auto_spaces: bool = False) -> None:
         self.parse_options = ParseOptions.of(parse_options)
         self.chunk_options = ChunkOptions.of(chunk_options)
         self.tokenizer = dict(tokenizer)
@@ -133,13 +134,29 @@ class IndexWorker:
         self.existing = {k: tuple(v) for k, v in existing.items()}
         self.shard_dir = Path(shard_dir)
         self.encoder = None
+        self.auto_spaces = auto_spaces  # an "auto" index: each document in its script's space
+        self._encoders: dict[Space, Any] = {}
+        self._device, self._threads = device, max(int(threads), 1)
         if self.settings.get("dense_model"):
+            self.first = Space(self.settings["dense_model"], self.settings.get("dense_max_seq_length"))
+            self.encoder = self._encoder(self.first)
+            self.encoder.dim  # load the model now, once per worker
+
+    def _encoder(self, space: Space):
+        if space not in self._encoders:
             from .embed.encoder import DenseEncoder
 
             # the actor holds `threads` CPUs of Ray's accounting; more embedding threads would oversubscribe
-            self.encoder = DenseEncoder(self.settings["dense_model"], device=device, threads=max(int(threads), 1),
-                                        max_seq_length=self.settings.get("dense_max_seq_length"))
-            self.encoder.dim  # load the model now, once per worker
+            self._encoders[space] = DenseEncoder(space.model, device=self._device, threads=self._threads,
+                                                 max_seq_length=space.max_seq_length)
+        return self._encoders[space]
+
+    def _space(self, texts: Sequence[str]) -> Space:
+        """The document's space, as :meth:`retrievers.index.Index.space_for` chooses it."""
+        if not self.auto_spaces:
+            return self.first
+        space = space_for_texts(texts, self.first.max_seq_length if is_default_model(self.first.model) else None)
+        return self.first if space.model == self.first.model else space
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, list]:
         out: dict[str, list] = {k: [] for k in ("name", "status", "detail", "shard", "pages", "chunks", "cpu_s",
@@ -183,9 +200,17 @@ class IndexWorker:
         c0, w0 = time.process_time(), time.perf_counter()
         try:
             if self.encoder is not None:
-                vecs = embed_documents(self.encoder, [([c["text"] for c in d.chunks],
-                                                       [c["section_path"] for c in d.chunks]) for d, _, _ in made])
-                made = [(d._replace(vectors=v), c, w) for (d, c, w), v in zip(made, vecs)]
+                spaces = [self._space([c["text"] for c in d.chunks]) for d, _, _ in made]
+                vecs: list[Any] = [None] * len(made)
+                for space in dict.fromkeys(spaces):  # one encoder call per space, its documents together
+                    at = [i for i, sp in enumerate(spaces) if sp == space]
+                    got = embed_documents(self._encoder(space), [([c["text"] for c in made[i][0].chunks],
+                                                                  [c["section_path"] for c in made[i][0].chunks])
+                                                                 for i in at])
+                    for i, v in zip(at, got):
+                        vecs[i] = v
+                made = [(d._replace(vectors=v, space=None if sp == self.first else sp), c, w)
+                        for (d, c, w), v, sp in zip(made, vecs, spaces)]
             ident = hashlib.sha1(json.dumps([(d.name, d.sha1) for d, _, _ in made]).encode("utf-8")).hexdigest()[:20]
             shard = write_shard(self.shard_dir / f"{self.options_key[:8]}-{ident}.parquet", [d for d, _, _ in made],
                                 self.settings)
@@ -252,58 +277,36 @@ def ray_add(
         # files of the same base name are different documents; the merge names them (retrievers.store.names)
         todo = [{"path": os.path.abspath(f), "name": f.name} for f in files]
         existing = {d.name: d for d in index.store.documents()}
-        widened: list[str] = []
-        if todo and index.has_dense and index.dense_setting == AUTO_MODEL:
-            # every worker must embed with the same model: fix an "auto" index's model here, as a local
-            # build does document by document (from the first document; e5 once a CJK one arrives)
-            widened = _collection_model(index, todo)
+        if todo and index.has_dense and index.dense_model == AUTO_MODEL:
+            # the workers need the index's first space: fixed here from the first readable file, as a
+            # local build fixes it from its first document
+            _first_space(index, todo)
         if todo:
             with ray_session(ray_address, num_cpus=workers, object_store_mb=object_store_mb):
                 _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch, device, shard_dir,
                      progress, report, emit, keep_shards, stats)
-        index.publish_if(bool(report.added or report.replaced or widened))
+        index.publish_if(bool(report.added or report.replaced))
         _write_run_report(index.path, report)
     finally:
         index.store.unlock()
     return report
 
 
-def _collection_model(index: Index, todo: list[dict[str, str]], pages: int = 3) -> list[str]:
-    """The dense model of an ``auto`` index for this run, chosen before any worker embeds; returns the
-    stored documents re-embedded (a switch from MiniLM to e5).
-
-    Each file's first ``pages`` pages are read (a file that cannot be read is reported by its worker):
-    a model not yet chosen comes from the first file in CJK script if there is one, else from the first
-    readable file; a collection on MiniLM widens to e5 when a file in CJK script arrives
-    (:func:`retrievers.store.commit.widen_dense_model`), so Ray and a local build put the same documents in
-    the same vector space.
-    """
+def _first_space(index: Index, todo: list[dict[str, str]], pages: int = 3) -> None:
+    """Fix an ``auto`` index's first dense model from the first file with text (its first ``pages`` pages;
+    a file that cannot be read is reported by its worker), or from no text when none has any."""
     import pymupdf
 
-    from .embed.encoder import MULTILINGUAL_MODEL, choose_model
-    from .store.commit import widen_dense_model
-
-    first: list[str] | None = None
     for item in todo:
-        if index.dense_model == MULTILINGUAL_MODEL:
-            break
         try:
             with pymupdf.open(item["path"]) as doc:
                 texts = [doc[i].get_text() for i in range(min(pages, doc.page_count))]
         except Exception:  # noqa: BLE001 - reported by its worker
             continue
-        if not any(t.strip() for t in texts):
-            continue
-        if choose_model(texts) == MULTILINGUAL_MODEL:
-            if index.dense_model == AUTO_MODEL:
-                index.resolve_auto_model(texts)
-                return []
-            return widen_dense_model(index, texts, item["path"])
-        first = first if first is not None else texts
-    if index.dense_model == AUTO_MODEL:
-        # no text anywhere (scans, or every file unreadable): the local build's choice for such documents
-        index.resolve_auto_model(first or [])
-    return []
+        if any(t.strip() for t in texts):
+            index.resolve_auto_model(texts)
+            return
+    index.resolve_auto_model([])
 
 
 def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch, device, shard_dir, progress, report,
@@ -336,6 +339,7 @@ def _run(ray, index, todo, popts, copts, okey, existing, workers, docs_per_batch
                 "options_key": okey, "settings": settings,
                 "existing": {d.path: (d.sha1, d.options_key) for d in existing.values()},
                 "shard_dir": str(shard_dir), "threads": 1, "device": device,
+                "auto_spaces": index.dense_setting == AUTO_MODEL,
             },
             batch_size=docs_per_batch,
             batch_format="numpy",

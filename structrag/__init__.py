@@ -12,6 +12,7 @@ from ._lazy import lazy_exports
 from .errors import (
     BackendError,
     BackendResponseError,
+    BackendUnreachable,
     ConfigError,
     CorruptPDFError,
     EncryptedPDFError,

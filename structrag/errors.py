@@ -17,6 +17,7 @@ page they concern; both are attached as the error propagates (see
     │   └── TreeError               headings whose levels make no tree
     ├── ModelError                  a shipped or user model cannot be used
     ├── BackendError                a model server failed (VLM / LLM backends)
+    │   ├── BackendUnreachable      no connection at all (refused, unknown host, TLS, connect time-out)
     │   └── BackendResponseError    the server answered, but not usably
     └── IndexFormatError            a persisted index cannot be opened
         └── SchemaVersionError
@@ -40,6 +41,7 @@ __all__ = [
     "TreeError",
     "ModelError",
     "BackendError",
+    "BackendUnreachable",
     "BackendResponseError",
     "IndexFormatError",
     "SchemaVersionError",
@@ -121,6 +123,10 @@ class ModelError(StructragError):
 
 class BackendError(StructragError):
     """A model server could not be reached or kept failing."""
+
+
+class BackendUnreachable(BackendError):
+    """The model server cannot be reached at all: no request of the run can succeed."""
 
 
 class BackendResponseError(BackendError):

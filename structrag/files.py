@@ -1,4 +1,5 @@
-"""File helpers shared by every stage: one streamed sha1, one check that a path is a readable regular file.
+"""File helpers shared by every stage: one streamed sha1, one sha1 of JSON-able values, one check that a path
+is a readable regular file.
 
 Reading a FIFO blocks until a writer appears and ``/dev/zero`` never ends, so every reader of a
 user-given path calls :func:`require_regular_file` before it opens the file.
@@ -7,13 +8,14 @@ user-given path calls :func:`require_regular_file` before it opens the file.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from pathlib import Path
 
 from .errors import NotAPDFError
 
-__all__ = ["file_sha1", "require_regular_file"]
+__all__ = ["file_sha1", "content_key", "require_regular_file"]
 
 _BUFSIZE = 1 << 20
 
@@ -52,3 +54,9 @@ def file_sha1(path: str | os.PathLike[str], bufsize: int = _BUFSIZE) -> str:
         while block := f.read(bufsize):
             h.update(block)
     return h.hexdigest()
+
+
+def content_key(*parts: object) -> str:
+    """A stable sha1 of JSON-able ``parts`` (keys sorted; other values by ``str``): the key of what a stored
+    form depends on."""
+    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()

@@ -440,6 +440,21 @@ def build_report_pdf(path: Path) -> Path:
     return path
 
 
+def chinese_report(path: Path, titles: tuple[str, ...] = ("第一节 发行人基本情况", "第二节 风险因素", "第三节 财务会计信息"),
+                   paragraphs: int = 3) -> Path:
+    """A short report in Chinese: each title over ``paragraphs`` paragraphs of Chinese text (a document an
+    ``auto`` index embeds with its multilingual model)."""
+    doc = pymupdf.open()
+    w = _NorthwindWriter(doc)
+    for t in titles:
+        w.heading(t, size=16)
+        for _ in range(paragraphs):
+            w.para(PARA_CJK, font="china-s")
+    path.write_bytes(doc.tobytes(no_new_id=True, garbage=3, deflate=True))
+    doc.close()
+    return path
+
+
 # ---------------------------------------------------------------------------
 # headings of given sizes over body text (the level predictors' tests)
 

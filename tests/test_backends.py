@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from openai_server import DecodedRequest, Fault, OpenAIServer, build_report_pdf, levels_by_title  # noqa: E402
 
-from structrag import BackendError, BackendResponseError, ConfigError, HeadingTree, extract, locate_outline  # noqa: E402
+from structrag import (BackendError, BackendResponseError, BackendUnreachable, ConfigError, HeadingTree,  # noqa: E402
+                       StructragWarning, extract, locate_outline)
 from structrag.levels.backends import (  # noqa: E402
     KNOWN_COLOR,
     TARGET_COLOR,
@@ -399,12 +400,18 @@ def test_dead_server_costs_a_bounded_number_of_attempts(report):
         url = srv.base_url
     pred = VLMPredictor(base_url=url, model="m", zoom=ZOOM, timeout=1.0, max_http_retries=1, max_wait=0.01,
                         max_consecutive_failures=3)
-    res = assign_levels(doc, heads, predictor=pred, fallback="rules")
+    with pytest.warns(StructragWarning, match=f"{len(OUTLINE)} of {len(OUTLINE)} level steps fell back"):
+        res = assign_levels(doc, heads, predictor=pred, fallback="rules")
     _valid_tree(res, doc)
     st = pred.stats()
-    assert st["failed_calls"] == 3 and st["http_retries"] == 3
-    assert st["skipped_calls"] == len(OUTLINE) - 3
+    # a server that never answered and refuses the connection: one request and one quick retry, then
+    # no more requests for the document (the connection cannot succeed later either)
+    assert st["failed_calls"] == 1 and st["http_retries"] == 1
+    assert st["skipped_calls"] == len(OUTLINE) - 1
     assert {h.level_source for h in res.headings} == {"fallback"}
+    with pytest.raises(BackendUnreachable, match="cannot reach the model server"):
+        assign_levels(doc, heads, predictor=VLMPredictor(base_url=url, model="m", zoom=ZOOM), fallback="rules",
+                      unreachable="stop")
 
 
 def test_without_fallback_the_error_propagates_and_the_checkpoint_resumes(report, tmp_path):

@@ -135,3 +135,47 @@ def test_ctrl_c_mid_document_then_rerun_continues(pdf, tmp_path):
     assert lv["resumed_steps"] == 4
     assert lv["usage"]["calls"] == len(OUTLINE)
 
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:{port}/v1", "http://no-such-host.invalid/v1"])
+def test_a_server_that_is_not_there_stops_the_run_at_once(pdf, url):
+    url = url.format(port=_closed_port())
+    argv = [sys.executable, "-m", "structrag.cli", "toc", str(pdf), "--ignore-outline", "--backend", "vlm",
+            "--base-url", url, "--backend-model", "m"]
+    t0 = time.perf_counter()
+    p = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, timeout=60)
+    took = time.perf_counter() - t0
+    assert p.returncode == 2 and p.stdout == ""
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1, p.stderr  # one line: where, and the fix
+    assert url in lines[0] and "cannot reach the model server" in lines[0] and "--fallback" in lines[0]
+    assert took < 20, took
+
+
+def test_an_explicit_fallback_predicts_offline_and_says_so(pdf, capsys):
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    data, err = _toc_json(capsys, ["toc", str(pdf), "--ignore-outline", "--json", "--backend", "vlm",
+                                   "--base-url", url, "--backend-model", "m", "--fallback", "rules"])
+    assert len(data["headings"]) == len(OUTLINE)
+    assert {h["level_source"] for h in data["headings"]} <= {"fallback", "projected", "logic"}
+    assert "level steps fell back to the offline 'rules' predictor" in err and "server errors" in err
+
+
+def test_steps_the_server_cannot_answer_fall_back_with_counts_on_stderr(pdf, capsys):
+    from openai_server import Fault
+
+    with OpenAIServer(_policy) as srv:
+        srv.inject(Fault("status", status=500), Fault("status", status=500), Fault("status", status=500),
+                   Fault("status", status=500), Fault("status", status=500))  # the first request's every retry
+        data, err = _toc_json(capsys, ["toc", str(pdf), "--ignore-outline", "--json", "--backend", "llm",
+                                       "--base-url", srv.base_url, "--backend-model", "m"])
+    assert [h["level_source"] for h in data["headings"]].count("fallback") == 1
+    assert "1 of 11 level steps fell back" in err and "1 server errors" in err

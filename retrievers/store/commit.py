@@ -20,22 +20,24 @@ import numpy as np
 
 from structrag._progress import progress_bar
 from structrag.errors import ConfigError, EncryptedPDFError, IndexFormatError, StructragError
-from structrag.files import file_sha1
+from structrag.files import content_key, file_sha1
 from structrag.model import Chunk, DocumentIdentity
 from structrag.text import path_text
 
-from ..ingest.documents import embed_documents, expand_paths, failure_message, process_pdfs
 from structrag.options import ChunkOptions, ParseOptions
+
+from ..ingest.documents import embed_documents, expand_paths, failure_message, process_pdfs
 from ..ingest.sections import doc_nodes
-from .arrays import vectors_ok
+from ..embed.encoder import AUTO_MODEL
+from ..embed.spaces import Space
+from .arrays import document_spaces, vectors_ok
 from .database import DocRow
 from .durable import atomic_save_npy
 from .identities import identity_of, save_identity, user_values
 from .names import display_names, match_file
-from .settings import content_key
 
 __all__ = ["AddReport", "Writes", "Event", "ignore_event", "indexed_as", "commit_document", "add_files", "merge_shard",
-           "add_chunks", "repair_vectors", "widen_dense_model"]
+           "add_chunks", "repair_vectors"]
 
 log = logging.getLogger("structrag.index")
 
@@ -81,10 +83,12 @@ def _name_file(store, c, path: str) -> str:
 def commit_document(index, *, name: str | None, path: str, sha1: str, options_key: str, page_count: int,
                     chunks: Sequence[Mapping[str, Any]], tokens: Sequence[Sequence[str]], tree: Any, document: Any,
                     stats: Mapping[str, Any], vectors: tuple[np.ndarray, np.ndarray] | None = None,
-                    replacing: str | None = None, warnings: Sequence[str] = ()) -> str:
+                    space: Space | None = None, replacing: str | None = None, warnings: Sequence[str] = ()) -> str:
     """Store one document: its vectors first (embedded here unless given), then its rows in one transaction;
     returns its name.  ``name=None``: a file, named after its path (:func:`retrievers.store.names.display_names`);
-    ``replacing``: the stored document it replaces.
+    ``replacing``: the stored document it replaces.  The vectors are embedded in the document's own space
+    (:meth:`retrievers.index.Index.space_for`): nothing stored before is embedded again; given ``vectors``
+    are of ``space`` (default: the index's first space).
 
     The caller holds the writer lock; the search arrays are not rebuilt (``index.publish()``).
     """
@@ -96,14 +100,17 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
         raise ConfigError("vectors were given for an index built without dense retrieval", path=index.path,
                           hint="leave out the vectors, or add to a dense index")
     if index.has_dense:
-        if index.dense_model == "auto":
-            index.resolve_auto_model([c["text"] for c in chunks])
-        elif vectors is None:
-            widen_dense_model(index, [c["text"] for c in chunks], path)
-        stem = f"{sha1[:20]}-{options_key[:8]}-{content_key(index.dense_model, index.dense_max_seq_length)[:8]}"
+        texts = [c["text"] for c in chunks]
+        if index.dense_model == AUTO_MODEL:
+            index.resolve_auto_model(texts)
+        # vectors made elsewhere come with their space (a Ray shard's), else the index's first one
+        space = space if space is not None else index.space_for(texts) if vectors is None \
+            else Space(index.dense_model, index.dense_max_seq_length)
+        index.add_space(space)
+        stem = f"{sha1[:20]}-{options_key[:8]}-{space.key}"
         paths = [c["section_path"] for c in chunks]
         if vectors is None:
-            [(cv, nv)] = embed_documents(index.encoder, [([c["text"] for c in chunks], paths)])
+            [(cv, nv)] = embed_documents(index.encoder_for(space), [(texts, paths)])
         else:
             cv, nv = (np.ascontiguousarray(v, dtype=np.float32) for v in vectors)
             n_nodes = len(doc_nodes(paths).paths)
@@ -183,49 +190,6 @@ def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progre
     return report, len(todo)
 
 
-def widen_dense_model(index, texts: Sequence[str], path: str) -> list[str]:
-    """One dense model for the whole collection: an ``auto`` index that chose the English MiniLM from its
-    first document switches to multilingual-e5-small when a document mostly in CJK script arrives, and
-    re-embeds the documents it holds; returns their names (none when nothing changes).
-
-    A question is embedded once, by the index's model, and compared with every document, so the vectors
-    of all documents must come from that model: a Chinese prospectus embedded by the English-only MiniLM
-    is all but unreachable by dense search.  New vector files are written first, then the
-    documents and the model change in one transaction (:meth:`retrievers.store.database.Store.switch_vectors`):
-    a failure on the way leaves the index as it was.  The caller holds the writer lock.
-    """
-    from ..embed.encoder import DEFAULT_MAX_SEQ_LENGTH, MULTILINGUAL_MODEL, choose_model, is_default_model
-
-    if index.dense_setting != "auto" or not is_default_model(index.dense_model) \
-            or choose_model(texts) != MULTILINGUAL_MODEL:
-        return []
-    store = index.store
-    old = (index.dense_model, index.dense_max_seq_length)
-    # MiniLM's cut-off was set by the auto choice, not by the caller: e5 takes its own
-    msl = None if old[1] == DEFAULT_MAX_SEQ_LENGTH else old[1]
-    key = content_key(MULTILINGUAL_MODEL, msl)[:8]
-    docs = [d for d in store.documents() if d.vectors]
-    log.warning("index %s: %s is in CJK script; the collection's dense model changes from %s to %s and its %d "
-                "stored document(s) are re-embedded, so that every document and the question share one model",
-                index.path, path, old[0], MULTILINGUAL_MODEL, len(docs))
-    index.use_dense_model(MULTILINGUAL_MODEL, msl)
-    try:
-        stems = {}
-        store.vectors_dir.mkdir(exist_ok=True)
-        for d in docs:
-            chunks = index.chunks(d.name)
-            [(cv, nv)] = embed_documents(index.encoder, [([c.text for c in chunks], [c.section_path for c in chunks])])
-            stem = f"{d.vectors.rsplit('-', 1)[0]}-{key}"
-            atomic_save_npy(store.vectors_dir / f"{stem}.chunks.npy", cv)
-            atomic_save_npy(store.vectors_dir / f"{stem}.nodes.npy", nv)
-            stems[d.name] = stem
-        store.switch_vectors(stems, {"dense_model": MULTILINGUAL_MODEL, "dense_max_seq_length": msl})
-    except BaseException:
-        index.use_dense_model(*old)
-        raise
-    return [d.name for d in docs]
-
-
 def repair_vectors(index, emit: Event = ignore_event) -> list[str]:
     """Re-embed the documents whose vector files are missing or unreadable; returns their names.
 
@@ -233,11 +197,14 @@ def repair_vectors(index, emit: Event = ignore_event) -> list[str]:
     """
     fixed: list[str] = []
     store = index.store
-    for d in store.documents() if index.has_dense else ():
-        if d.vectors is None or vectors_ok(store, d):
+    docs = store.documents() if index.has_dense else []
+    spaces, of_doc = document_spaces(store, [d for d in docs if d.vectors is not None])
+    for d, s in zip([d for d in docs if d.vectors is not None], of_doc):
+        if vectors_ok(store, d):
             continue
         chunks = index.chunks(d.name)
-        [(cv, nv)] = embed_documents(index.encoder, [([c.text for c in chunks], [c.section_path for c in chunks])])
+        [(cv, nv)] = embed_documents(index.encoder_for(spaces[s]),
+                                     [([c.text for c in chunks], [c.section_path for c in chunks])])
         store.vectors_dir.mkdir(exist_ok=True)
         atomic_save_npy(store.vectors_dir / f"{d.vectors}.chunks.npy", cv)
         atomic_save_npy(store.vectors_dir / f"{d.vectors}.nodes.npy", nv)
@@ -277,6 +244,7 @@ def merge_shard(index, path: str | os.PathLike, report: AddReport, emit: Event =
             index, name=None if d.path else d.name, path=d.path, sha1=d.sha1, options_key=d.options_key,
             page_count=d.page_count, chunks=d.chunks, tokens=d.tokens, tree=d.tree, document=d.document,
             stats=d.stats, vectors=d.vectors if index.has_dense else None,
+            space=d.space if index.has_dense and d.vectors is not None else None,
             replacing=old.name if old is not None else None,
         )
         (report.replaced if old is not None else report.added).append(name)

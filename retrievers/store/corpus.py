@@ -27,7 +27,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -121,6 +121,9 @@ class Corpus:
     bm25_pages: SparseBM25  # one row per page key (module docstring)
     chunk_vectors: np.ndarray | None = None
     node_vectors: np.ndarray | None = None
+    #: the vector spaces side by side in the vectors (:class:`retrievers.store.arrays.VectorLayout`; None
+    #: without vectors); set by whoever loads the vectors, never stored with the arrays
+    vector_layout: Any = field(default=None, repr=False)
     #: each node's own heading text (the last element of its path), for section-name
     #: mentions in queries (:mod:`retrievers.rank.question`)
     node_titles: list[str] = field(default_factory=list, repr=False)

@@ -363,14 +363,6 @@ class Store(DerivedFiles):
         """Rename a document inside transaction ``c`` (its rows, vectors and chunks stay as they are)."""
         c.execute("UPDATE documents SET name = ? WHERE name = ?", (new, name))
 
-    def switch_vectors(self, stems: Mapping[str, str], settings: Mapping[str, Any]) -> None:
-        """Point documents at new vector files and store new settings in one transaction, so that the
-        vectors and the model that embeds the question never disagree (``stems``: name -> vectors stem)."""
-        with self.transaction() as c:
-            c.executemany("UPDATE documents SET vectors = ? WHERE name = ?", [(v, k) for k, v in stems.items()])
-            c.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                          sorted((k, json.dumps(v, sort_keys=True)) for k, v in settings.items()))
-
     def delete_document(self, c: sqlite3.Connection, name: str) -> bool:
         return c.execute("DELETE FROM documents WHERE name = ?", (name,)).rowcount > 0
 

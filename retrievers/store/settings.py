@@ -9,26 +9,20 @@ content, so a document indexed under other options is parsed again.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from structrag.errors import ConfigError
-
+from structrag.files import content_key
 from structrag.options import ChunkOptions, ParseOptions
+
 from ..lexical.bm25 import BM25Params
 from ..lexical.tokenizer import Tokenizer
 
-__all__ = ["CREATE_OPTIONS", "content_key", "options_key", "create_settings", "check_settings"]
+__all__ = ["CREATE_OPTIONS", "options_key", "create_settings", "check_settings"]
 
 #: The keyword arguments of :meth:`retrievers.index.Index.create` (and of ``Index.build`` beyond its own).
 CREATE_OPTIONS = ("dense", "model", "max_seq_length", "tokenizer", "bm25", "parse_options", "chunk_options")
-
-
-def content_key(*parts: Any) -> str:
-    """A stable sha1 of JSON-able ``parts`` (keys sorted)."""
-    return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode("utf-8")).hexdigest()
 
 
 def options_key(parse: ParseOptions, chunk: ChunkOptions, tokenizer: Tokenizer, dense_setting: str | None) -> str:

@@ -23,6 +23,8 @@ rows were made for: tokenizer, dense model, sequence length)::
     page_count, n_chunks, dim              int32
     chunks, tokens, tree, document, stats  JSON strings (tree may be null)
     chunk_vectors, node_vectors            float32 bytes (null for a lexical index)
+    space                                  JSON [model, max_seq_length] of the vectors (null: the index's
+                                           first space; a shard written before the column: the same)
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 
 from structrag.errors import IndexFormatError
 
+from ..embed.spaces import Space
 from ..extras import require
 
 __all__ = ["SHARD_FORMAT", "ShardDocument", "write_shard", "read_shard", "shard_settings", "require_pyarrow"]
@@ -64,6 +67,8 @@ class ShardDocument(NamedTuple):
     document: dict[str, Any] | None
     stats: dict[str, Any]
     vectors: tuple[np.ndarray, np.ndarray] | None = None
+    #: the vector space of ``vectors`` (:class:`retrievers.embed.spaces.Space`); None: the index's first
+    space: Space | None = None
 
 
 def shard_settings(tokenizer: Mapping[str, Any], dense_model: str | None, max_seq_length: int | None) -> dict[str, Any]:
@@ -77,7 +82,7 @@ def _schema(pa):
         ("page_count", pa.int32()), ("n_chunks", pa.int32()), ("dim", pa.int32()),
         ("chunks", pa.large_string()), ("tokens", pa.large_string()), ("tree", pa.large_string()),
         ("document", pa.large_string()), ("stats", pa.string()),
-        ("chunk_vectors", pa.large_binary()), ("node_vectors", pa.large_binary()),
+        ("chunk_vectors", pa.large_binary()), ("node_vectors", pa.large_binary()), ("space", pa.string()),
     ])  # fmt: skip
 
 
@@ -105,6 +110,7 @@ def write_shard(path: str | os.PathLike, docs: Sequence[ShardDocument], settings
             ("tree", None if d.tree is None else _dumps(d.tree)),
             ("document", None if d.document is None else _dumps(d.document)), ("stats", _dumps(d.stats)),
             ("chunk_vectors", None if cv is None else cv.tobytes()), ("node_vectors", None if nv is None else nv.tobytes()),
+            ("space", None if d.space is None else _dumps(list(d.space))),
         ):  # fmt: skip
             cols[key].append(value)
     meta = {"format": SHARD_FORMAT, "settings": dict(settings)}
@@ -165,6 +171,7 @@ def read_shard(path: str | os.PathLike, *, names: set[str] | None = None) -> tup
                 tree=json.loads(r["tree"]) if r["tree"] is not None else None,
                 document=json.loads(r["document"]) if r["document"] is not None else None,
                 stats=json.loads(r["stats"]), vectors=vectors,
+                space=Space(*json.loads(r["space"])) if r.get("space") else None,
             )
 
     return dict(meta.get("settings") or {}), docs()

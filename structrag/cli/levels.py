@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from ..errors import ConfigError, ReferenceFormatError
 from ..model import Document, Heading
 from ..options import ParseOptions
-from .options import LEVEL_OPTIONS, add_level_arguments, add_option_arguments, level_options_from_args
+from .options import LEVEL_OPTIONS, add_level_arguments, add_option_arguments, level_options_from_args, report_fallback
 
 __all__ = ["register", "read_reference_headings"]
 
@@ -139,6 +139,7 @@ def _levels(args: argparse.Namespace) -> int:
     headings = headings_for_reference(records, document)
     opts = level_options_from_args(args)  # --level-model included
     result = assign_levels(document, headings, **opts)
+    report_fallback(result.stats, str(args.reference))
     out = [
         {"text": rec["text"], "page": int(rec["page"]), "level": h.level, "source": h.level_source,
          "confidence": None if h.confidence is None else round(float(h.confidence), 4)}

@@ -28,7 +28,7 @@ from ..errors import ConfigError, ModelError
 from ..options import ParseOptions, option_fields
 
 __all__ = ["add_option_arguments", "options_from_args", "add_progress_arguments", "add_level_arguments",
-           "level_options_from_args", "parse_options_from_args", "BACKENDS", "LEVEL_OPTIONS"]
+           "level_options_from_args", "parse_options_from_args", "report_fallback", "BACKENDS", "LEVEL_OPTIONS"]
 
 BACKENDS = ("offline", "vlm", "llm", "whole-document")
 #: the parse options that concern levels only (``structrag levels``: the headings are given)
@@ -201,7 +201,17 @@ def level_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
     opts["fallback"] = _fallback(args, opts.pop("model_path", None))
     opts["predictor"] = make_predictor(backend, **options)
+    # a server that is not there stops the run with its URL and the fix, unless --fallback said what to do
+    opts["unreachable"] = "fallback" if getattr(args, "fallback", None) is not None else "stop"
     return opts
+
+
+def report_fallback(stats: dict[str, Any] | None, what: str) -> None:
+    """One stderr line when level steps fell back to the offline predictor (``stats``: the levels stage's)."""
+    if stats and stats.get("fallback_steps"):
+        from ..levels.walk.driver import fallback_summary
+
+        print(f"structrag: warning: {what}: {fallback_summary(stats)}", file=sys.stderr)
 
 
 def _fallback(args: argparse.Namespace, model_path: Any = None):

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..options import ParseOptions
 from ..text import printable
-from .options import add_level_arguments, add_option_arguments, add_progress_arguments, parse_options_from_args
+from .options import (add_level_arguments, add_option_arguments, add_progress_arguments, parse_options_from_args,
+                      report_fallback)
 
 __all__ = ["register", "run"]
 
@@ -44,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     doc, tree = parsed.document, parsed.tree
     for w in doc.warnings:
         print(f"structrag: warning: {w}", file=sys.stderr)
+    report_fallback(parsed.stats.get("levels"), doc.path)
     if args.json:
         out: dict[str, Any] = {
             "document": doc.name,

@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from ..cli.options import parse_options_from_args
+    from ..cli.options import parse_options_from_args, report_fallback
     from ..corrections import apply_to_parsed, load_corrections
     from ..pipeline import parse_pdf
     from .render import DEFAULT_DPI, write_tree_view
@@ -68,6 +68,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
         parsed = apply_to_parsed(parsed, corrections)
     for w in parsed.document.warnings:
         print(f"structrag: warning: {w}", file=sys.stderr)
+    report_fallback(parsed.stats.get("levels"), parsed.document.path)
     out = Path(args.output) if args.output else Path(target.stem + ".html")
     given = options.resolved()
     settings = {"outline": given["outline"], "contents": given["contents"], "predictor": str(args.predictor or "learned")}

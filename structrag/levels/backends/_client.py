@@ -20,12 +20,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ...errors import BackendError, BackendResponseError, ConfigError
+from ...errors import BackendError, BackendResponseError, BackendUnreachable, ConfigError
 
-__all__ = ["ChatClient", "ChatResult", "Usage", "require_llm_extra", "DEFAULT_BASE_URL"]
+__all__ = ["ChatClient", "ChatResult", "Usage", "require_llm_extra", "DEFAULT_BASE_URL", "CONNECT_TIMEOUT"]
 
 #: vLLM's default (`vllm serve`); Ollama is http://localhost:11434/v1.
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
+
+#: seconds to open a connection: a server that is not there should say so in seconds, not after the
+#: answer time-out (a blackholed address would otherwise hold each attempt for --timeout)
+CONNECT_TIMEOUT = 5.0
+#: extra tries of a server that has never answered and refuses the connection (one: a server that is
+#: starting up); a server that answered before and drops a connection is retried like any failure
+_UNREACHABLE_RETRIES = 1
+_UNREACHABLE_HINT = ("start it with `vllm serve MODEL` or `ollama serve`, point --base-url or STRUCTRAG_BASE_URL "
+                     "at it, or pass --fallback PREDICTOR to predict the levels offline")
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 # statuses after which no later request of the document can succeed either
@@ -194,8 +203,10 @@ class ChatClient:
         if openai_client is not None:
             self._client = openai_client
         else:
-            kw: dict[str, Any] = {"base_url": self.base_url, "api_key": self.api_key, "timeout": self.timeout,
-                                  "max_retries": 0}
+            # (connect, read, write, pool): a tuple, which either transport openai uses (httpx, httpx2) takes
+            t = self.timeout
+            kw: dict[str, Any] = {"base_url": self.base_url, "api_key": self.api_key, "max_retries": 0,
+                                  "timeout": (min(t, CONNECT_TIMEOUT), t, t, t)}
             if http_client is not None:
                 kw["http_client"] = http_client
             self._client = self._openai.OpenAI(**kw)
@@ -243,6 +254,7 @@ class ChatClient:
         waited = 0.0
         last: str = ""
         fatal = False
+        unreachable = False
         status: int | None = None
         resp = None
         with self._slots:
@@ -267,12 +279,19 @@ class ChatClient:
                         break
                     if status not in _RETRY_STATUS:
                         break
-                except oa.APITimeoutError:
-                    last = f"no answer from {self.base_url} within {self.timeout:g} s"
-                except oa.APIConnectionError as exc:
+                except oa.APIConnectionError as exc:  # APITimeoutError is one too
                     cause = exc.__cause__ or exc
-                    last = f"connection to {self.base_url} failed: {type(cause).__name__}: {cause}"
-                if retries >= self.max_retries:
+                    if _no_connection(cause):
+                        unreachable = True
+                        last = f"cannot reach the model server at {self.base_url}: {_reason(cause)}"
+                    elif isinstance(exc, oa.APITimeoutError):
+                        last = f"no answer from {self.base_url} within {self.timeout:g} s"
+                    else:
+                        last = f"connection to {self.base_url} failed: {type(cause).__name__}: {cause}"
+                # a server that never answered and takes no connection: say so now, not after the retries
+                never_answered = unreachable and self.usage.calls == 0
+                if retries >= (_UNREACHABLE_RETRIES if never_answered else self.max_retries):
+                    fatal = fatal or never_answered
                     break
                 w = self._wait(retries, headers)
                 time.sleep(w)
@@ -289,7 +308,11 @@ class ChatClient:
                 hint = "check --api-key / OPENAI_API_KEY"
             elif status == 404:
                 hint = f"check --backend-model ({self.model!r}) and --base-url"
-            err = BackendError(last + (f" (after {retries} retries)" if retries else ""), hint=hint)
+            elif unreachable:
+                hint = _UNREACHABLE_HINT
+            kind = BackendUnreachable if unreachable and fatal else BackendError
+            err = kind(last + (f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""),
+                       hint=hint)
             err.fatal = fatal  # type: ignore[attr-defined]
             err.http_retries = retries  # type: ignore[attr-defined]
             err.wait_s = waited  # type: ignore[attr-defined]
@@ -313,3 +336,20 @@ class ChatClient:
             self.usage.completion_tokens += ct
             self.usage.request_bytes += request_bytes * (retries + 1)
         return ChatResult(text, pt, ct, retries, waited, request_bytes, str(getattr(resp, "model", self.model)))
+
+
+def _no_connection(cause: BaseException) -> bool:
+    """Whether a transport error means no connection was made (refused, unknown host, TLS, connect time-out),
+    rather than a connection dropped or an answer late (by class name: openai runs on httpx or httpx2)."""
+    return any(c.__name__ in ("ConnectError", "ConnectTimeout") for c in type(cause).__mro__)
+
+
+def _reason(cause: BaseException) -> str:
+    """What a user reads of a failed connection: the innermost OS or TLS error, on one line."""
+    inner = cause
+    while inner.__cause__ is not None or inner.__context__ is not None:
+        inner = inner.__cause__ or inner.__context__  # type: ignore[assignment]
+    if any(c.__name__ == "ConnectTimeout" for c in type(cause).__mro__):
+        return f"no connection within {CONNECT_TIMEOUT:g} s"
+    text = " ".join(str(inner).split()) or type(inner).__name__
+    return text if len(text) <= 160 else text[:157] + "..."

@@ -30,11 +30,12 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
-from ...errors import BackendError, ConfigError, StructragError
+from ...errors import BackendError, BackendUnreachable, ConfigError, StructragError, StructragWarning
 from ...model import Document, Heading
 from ..base import LevelPrediction, LevelPredictor, PredictionContext, check_levels, project_levels
 from ..memory import MemoryStrategy, make_memory
@@ -43,7 +44,7 @@ from .checkpoint import Checkpoint, headings_digest, merge_usage
 from .listed import under_listed
 from .policies import Walk
 
-__all__ = ["LevelResult", "assign_levels", "plan_steps", "CHECKPOINT_FORMAT"]
+__all__ = ["LevelResult", "assign_levels", "plan_steps", "fallback_summary", "CHECKPOINT_FORMAT"]
 
 CHECKPOINT_FORMAT = "structrag-levels-checkpoint/1"
 
@@ -130,6 +131,7 @@ def assign_levels(
     floor_after_fixed: bool = True,
     document_logic: bool = True,
     nest_looks: bool = False,
+    unreachable: Literal["fallback", "stop"] = "fallback",
     **predictor_options: Any,
 ) -> LevelResult:
     """Give every heading a level with the level-wise memory method.
@@ -167,6 +169,11 @@ def assign_levels(
     ``fallback`` (a name or predictor) answers a step the predictor cannot
     (a :class:`BackendError`, or a group still invalid after the retries);
     without one, a backend error propagates — the checkpoint keeps the work.
+    A model server that cannot be reached at all
+    (:class:`~structrag.errors.BackendUnreachable`) propagates too with
+    ``unreachable="stop"``, fallback or not (the command line's choice unless
+    ``--fallback`` is given).  Steps that fell back are counted in the stats
+    and said in a :class:`~structrag.errors.StructragWarning`.
 
     Returns a :class:`LevelResult`; ``stats`` holds counts (steps, retries,
     invalid answers, projected headings, fallback steps, resumed steps, fixed
@@ -185,6 +192,7 @@ def assign_levels(
     steps = plan_steps(headings, granularity)
     doc_name = document.path if document is not None else None
     stats = _new_stats(pred.name, strategy.name, granularity, len(headings), len(steps), fixed)
+    stats["fallback"] = fb.name if fb is not None else None
     walk = Walk(document, headings, fixed, logic, floor_after_fixed, stats)
     ckpt = None
     if checkpoint is not None:
@@ -205,7 +213,8 @@ def assign_levels(
             first = len(walk.levels)
 
             def ask(i: int, j: int, s: int = s) -> tuple[list[int], list[str], list[float], dict]:
-                return _predict_step(pred, fb, strategy.build(walk.tree, s), headings[i:j], stats, doc_name)
+                return _predict_step(pred, fb, strategy.build(walk.tree, s), headings[i:j], stats, doc_name,
+                                     stop_unreachable=unreachable == "stop")
 
             usage = walk.step(a, b, ask)
             merge_usage(stats["usage"], usage)
@@ -219,7 +228,20 @@ def assign_levels(
         bar.close()
         if ckpt is not None:
             ckpt.close()
+    if stats["fallback_steps"]:
+        warnings.warn(StructragWarning(fallback_summary(stats)), stacklevel=2)
     return _finish(walk, document, nest_looks, t0)
+
+
+def fallback_summary(stats: Mapping[str, Any]) -> str:
+    """What a run's fallback did, in one line: how many steps, to which predictor and why (from
+    :func:`assign_levels`' stats)."""
+    fallback = stats.get("fallback") or ""
+    why = [f"{n} {what}" for n, what in ((stats.get("backend_errors", 0), "server errors"),
+                                         (stats.get("invalid_answers", 0), "invalid answers")) if n]
+    by = f" to the offline {fallback!r} predictor" if fallback else ""
+    return (f"{stats['fallback_steps']} of {stats.get('predicted_steps') or stats.get('steps')} level steps fell back"
+            f"{by} ({', '.join(why) or 'no answer'}); their headings' level_source is 'fallback'")
 
 
 def _document_logic(headings: Sequence[Heading], document: Document | None):
@@ -326,6 +348,8 @@ def _predict_step(
     targets: Sequence[Heading],
     stats: dict,
     doc_name: str | None,
+    *,
+    stop_unreachable: bool = False,
 ) -> tuple[list[int], list[str], list[float], dict]:
     prev = mem.previous_level
     n = len(targets)
@@ -347,7 +371,7 @@ def _predict_step(
         stats["backend_errors"] += 1
         # the failed requests were spent too: count them before falling back (or re-raising)
         merge_usage(usage, getattr(exc, "usage", None))
-        if fb is None:
+        if fb is None or (stop_unreachable and isinstance(exc, BackendUnreachable)):
             raise
         answer, feedback = None, "backend error"
     if feedback is not None and fb is not None and (answer is None or n > 1):
