@@ -42,15 +42,21 @@ def _options(args: argparse.Namespace) -> tuple[dict[str, Any] | None, dict[str,
             options_from_args(ChunkOptions, args).to_dict() or None)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _event_printer(quiet: bool):
     t0 = time.perf_counter()
 
     def emit(kind: str, name: str, detail: str) -> None:
-        if quiet and kind not in ("failed", "warning"):
+        # a failure is said once, in the summary's error lines
+        if kind == "failed" or (quiet and kind != "warning"):
             return
         el = time.perf_counter() - t0
         tail = f": {detail}" if detail else ""
-        print(f"[{el:7.1f}s] {kind:9s} {name}{tail}", file=sys.stderr, flush=True)
+        # a file name or a PDF's text may carry terminal escapes
+        print(printable(f"[{el:7.1f}s] {kind:9s} {name}{tail}"), file=sys.stderr, flush=True)
 
     return emit
 
@@ -128,7 +134,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
         raise ConfigError("--password, --password-file and --repair work with the local engine only",
                           hint="decrypt the PDFs first, or index them without --engine ray")
     from .index import Index
+    from .ingest.documents import expand_paths
 
+    if not expand_paths(args.paths):  # folders without a PDF: say so rather than report "0 documents"
+        raise InputError("no PDF files found in " + ", ".join(map(str, args.paths)),
+                         hint="pass PDF files, or folders holding *.pdf files; folders are searched recursively")
     popts, copts = _options(args)
     if args.embed_backend:  # the environment reaches the encoders of worker processes too
         os.environ["STRUCTRAG_EMBED_BACKEND"] = args.embed_backend
@@ -169,11 +179,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
         json.dump(summary, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        print(f"{summary['index']}: {summary['documents']} documents, {summary['chunks']} chunks "
-              f"({len(report.added)} added, {len(report.replaced)} replaced, {len(report.unchanged)} unchanged, "
-              f"{len(report.failed)} failed) in {secs:.1f}s")
-        for p, e in report.failed:
-            print(f"structrag: error: {e}" if p in e else f"structrag: error: {p}: {e}", file=sys.stderr)
+        print(printable(f"{summary['index']}: {_count(summary['documents'], 'document')}, "
+                        f"{_count(summary['chunks'], 'chunk')} ({len(report.added)} added, {len(report.replaced)} "
+                        f"replaced, {len(report.unchanged)} unchanged, {len(report.failed)} failed) in {secs:.1f}s"))
+    for p, e in report.failed:  # with --json too: stderr is for people
+        print(printable(f"structrag: error: {e}" if p in e else f"structrag: error: {p}: {e}"), file=sys.stderr)
     if report.failed and not (report.added or report.replaced or report.unchanged):
         return 2
     return 1 if report.failed else 0
@@ -201,6 +211,8 @@ def register_query(subparsers: Any) -> None:
     p.add_argument("question", help="the query text")
     _add_query_arguments(p)
     p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
+    p.add_argument("--ranker", default=None, metavar="MODEL.txt",
+                   help="rank with this model (from 'structrag train-ranker') instead of the index's ranker")
     p.set_defaults(func=_cmd_query)
     from .view_hits import register as register_views
 
@@ -259,6 +271,13 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
     where = parse_where(args.where)
     with Index.open(args.index) as index:
+        if args.ranker:
+            from .rank.ranker import LambdaRanker
+
+            if not Path(args.ranker).is_file():
+                raise InputError("no such ranker model file", path=args.ranker,
+                                 hint="pass the MODEL.txt that structrag train-ranker wrote")
+            index.set_ranker(LambdaRanker.load(args.ranker), save=False)
         hits = index.search(args.question, k=args.k, doc=args.doc, mode=args.mode, candidates=args.candidates,
                             where=where, route=args.route)
         identities = index.identities()
@@ -281,11 +300,16 @@ def register_train_ranker(subparsers: Any) -> None:
         help="train the hierarchy-aware ranker on queries with relevant pages",
         description="Train a LightGBM LambdaRank ranker over hierarchy features from a JSON-lines file of "
         'queries ({"query", "doc", "relevant_pages": [0-based], ...}, the shape of the shared '
-        "retrieval/queries.jsonl). The model is stored in the index (DIR/ranker.txt) unless --out is given.",
+        "retrieval/queries.jsonl). The model goes to a new file (--out; default DIR/rankers/QUERIES.txt) and the "
+        "index keeps the ranker it has, until --use makes the new one its ranker.",
     )
     p.add_argument("queries", metavar="QUERIES.jsonl", help="queries with relevant 0-based pages")
     p.add_argument("--index", required=True, metavar="DIR", help="the index the queries' documents are in")
-    p.add_argument("--out", default=None, metavar="MODEL.txt", help="write the model here instead of into the index")
+    p.add_argument("--out", default=None, metavar="MODEL.txt",
+                   help="where to write the model (default: DIR/rankers/ and the queries file's name)")
+    p.add_argument("--use", action="store_true",
+                   help="also make the model the index's ranker (DIR/ranker.txt), in place of the shipped one or an "
+                        "earlier model; without it, try the model with 'structrag query DIR ... --ranker MODEL.txt'")
     p.add_argument("--features", default="portable",
                    help="portable (default: per-query normalised scores, structure, section mentions), "
                         "portable+page-text (with the whole-page BM25 features, not in the shipped rankers), all (the "
@@ -358,6 +382,10 @@ def train_from_queries(index, queries_path: str, *, features: str = "portable", 
     return train_ranker(ts, seed=seed, metadata=meta, n_estimators=trees, monotone=mono), ts
 
 
+#: fewer questions than this rarely make a ranker that beats the shipped one: the trainer says so
+FEW_QUERIES = 30
+
+
 def _cmd_train_ranker(args: argparse.Namespace) -> int:
     from .index import RANKER_FILE, Index
 
@@ -365,16 +393,32 @@ def _cmd_train_ranker(args: argparse.Namespace) -> int:
         model, ts = train_from_queries(index, args.queries, features=args.features, scope=args.scope,
                                        candidates=args.candidates, graded=args.graded, seed=args.seed,
                                        trees=args.trees, monotone=args.monotone, progress=args.progress)
-        if args.out:
-            path = model.save(args.out)
-        else:
+        out = Path(args.out) if args.out else index.path / "rankers" / (Path(args.queries).stem + ".txt")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        path = model.save(out)
+        if args.use:
             index.set_ranker(model, save=True)
-            path = index.path / RANKER_FILE
+        used = _ranker_in_use(index.path)
     n_pos = int((ts.y > 0).sum())
     print(f"trained on {len(ts.queries)} queries ({len(ts.y)} candidates, {n_pos} on relevant pages), "
           f"features: {', '.join(model.features)}")
     print(f"model: {path} (metadata: {Path(path).with_suffix('.json')})")
+    print(f"the index ranks with {used}" + ("" if args.use else
+          f"; to try the new model: structrag query {args.index} QUESTION --ranker {path}; "
+          "to make it the index's ranker: train with --use"))
+    if len(ts.queries) < FEW_QUERIES:
+        print(f"structrag: warning: {len(ts.queries)} queries are few for a ranker; measure it against the "
+              f"shipped one before using it (structrag eval retrieval QUERIES.jsonl --index {args.index})",
+              file=sys.stderr)
     return 0
+
+
+def _ranker_in_use(index_dir: Path) -> str:
+    """Which ranker an index's ranker mode reads: its own model file, or the one shipped for its features."""
+    from .rank.search import RANKER_FILE
+
+    own = Path(index_dir) / RANKER_FILE
+    return f"its own model {own}" if own.exists() else "the ranker shipped with structrag"
 
 
 # --- demo ---------------------------------------------------------------------------------

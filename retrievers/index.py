@@ -48,7 +48,7 @@ from .store.commit import AddReport, Event, Writes
 from .store.corpus import LAYOUT, Corpus
 from .store.database import DB_NAME, Store
 from .store.identities import Identities, stored_identities
-from .store.names import resolve_name
+from .store.names import known_names_hint, resolve_name
 from .store.settings import check_settings, create_settings
 from .store.settings import options_key as document_options_key
 
@@ -212,7 +212,8 @@ class Index(Writes, Identities):
         """All chunks of a document in reading order."""
         i = self._corpus.doc_id(doc)
         if i is None:
-            raise ConfigError(f"no document named {doc!r} in the index", path=self.path)
+            raise ConfigError(f"no document named {doc!r} in the index", path=self.path,
+                              hint=known_names_hint(doc, self._corpus.doc_names))
         rows = self._corpus.chunk_rowid[self._corpus.doc_rows(i)]
         got = self._store.chunks_by_rowid(rows.tolist())
         return [Chunk.from_dict({**got[int(r)].data, "text": got[int(r)].text}) for r in rows]
@@ -354,9 +355,8 @@ class Index(Writes, Identities):
         if i is None and self._corpus.doc_names:
             i = self._corpus.doc_id(self.resolve_doc(doc))
         if i is None:
-            names = self._corpus.doc_names
-            hint = f"indexed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}" if names else "the index is empty"
-            raise ConfigError(f"no document named {doc!r} in the index", path=self.path, hint=hint)
+            raise ConfigError(f"no document named {doc!r} in the index", path=self.path,
+                              hint=known_names_hint(doc, self._corpus.doc_names))
         return self._corpus.doc_rows(i)
 
     def query_vector(self, query: str) -> np.ndarray | None:

@@ -67,12 +67,15 @@ def test_bm25_search_finds_the_section(built):
 def test_doc_filter_and_unknown_doc(built):
     hits = built.search("dividends", k=10, mode="bm25", doc="globex.pdf")
     assert hits and {h.doc for h in hits} == {"globex.pdf"}
-    with pytest.raises(ConfigError, match="no document named 'nope.pdf'"):
+    with pytest.raises(ConfigError, match="no document named 'nope.pdf'") as e:
         built.search("dividends", doc="nope.pdf")
+    assert "indexed: " in str(e.value) and "globex.pdf" in str(e.value)  # the fix: the names it holds
     with pytest.raises(ConfigError, match="unknown mode"):
         built.search("x", mode="magic")
-    with pytest.raises(ConfigError, match="no embeddings"):
+    with pytest.raises(ConfigError, match="--mode dense needs embeddings"):
         built.search("x", mode="dense")
+    with pytest.raises(ConfigError, match="--mode hybrid needs embeddings"):  # not BM25 in disguise
+        built.search("x", mode="hybrid")
 
 
 def test_reindexing_unchanged_files_is_a_noop(built, pdfs):

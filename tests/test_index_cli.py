@@ -67,12 +67,20 @@ def test_train_ranker_then_ranker_mode(cli_index, tmp_path, capsys):
     meta = json.loads(model.with_suffix(".json").read_text())
     assert meta["features"][:2] == ["pos", "pos_ratio"] and "bm25_z" in meta["features"]  # the portable set
     assert len(meta["metadata"]["queries_sha1"]) == 40
+    # trained without --use: a new model file, and the index keeps the shipped ranker (and says so)
     assert main(["train-ranker", str(q), "--index", str(out), "--trees", "20", "--candidates", "20"]) == 0
-    assert (out / "ranker.txt").exists()
-    capsys.readouterr()
-    assert main(["query", str(out), "risks faced by Globex", "--json", "-k", "2"]) == 0
+    said = capsys.readouterr()
+    assert not (out / "ranker.txt").exists() and (out / "rankers" / "q.txt").exists()
+    assert "the index ranks with the ranker shipped with structrag" in said.out
+    assert "5 queries are few for a ranker" in said.err
+    assert main(["query", str(out), "risks faced by Globex", "--json", "-k", "2",
+                 "--ranker", str(out / "rankers" / "q.txt")]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert hits[0]["doc"] == "globex.pdf"
+    assert main(["train-ranker", str(q), "--index", str(out), "--trees", "20", "--candidates", "20", "--use"]) == 0
+    assert (out / "ranker.txt").exists() and "the index ranks with its own model" in capsys.readouterr().out
+    assert main(["query", str(out), "risks faced by Globex", "--json", "-k", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["doc"] == "globex.pdf"
 
 
 def test_index_bad_input_exit_code(tmp_path, capsys):
@@ -126,3 +134,17 @@ def test_index_with_the_layout_model_stores_the_option(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["documents"] == 1
     with Index.open(tmp_path / "ix") as index:
         assert index.parse_options.layout_model is True
+
+
+def test_index_says_what_it_found_and_each_failure_once(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["index", str(empty), "--out", str(tmp_path / "ix0"), "--no-dense"]) == 2
+    err = capsys.readouterr().err
+    assert "no PDF files found" in err and str(empty) in err
+    pdf = make_report(tmp_path / "acme.pdf")
+    odd = tmp_path / "missing\x1b[31m.pdf"  # a file name carrying a terminal escape
+    assert main(["index", str(pdf), str(odd), "--out", str(tmp_path / "ix"), "--no-dense"]) == 1
+    out = capsys.readouterr()
+    assert "1 document, " in out.out and "1 documents" not in out.out
+    assert out.err.count("missing") == 1 and "\x1b" not in out.err and "\\x1b" in out.err

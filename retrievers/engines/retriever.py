@@ -23,7 +23,7 @@ from structrag.errors import ConfigError
 
 from ..index import Index
 from ..rank.ranker import LambdaRanker
-from ..rank.search import Hit, Mode, check_query, check_request, named_docs, rerank, rrf
+from ..rank.search import Hit, Mode, check_query, check_request, named_docs, no_dense_error, rerank, rrf
 from .records import EngineHit
 
 __all__ = ["EngineRetriever"]
@@ -115,7 +115,7 @@ class EngineRetriever:
         by_key.update({(h.doc, h.chunk_id): h for h in lex})
         if mode == "hybrid":
             if qv is None:
-                return [self._hit(h, h.score) for h in lex[:k]]
+                raise no_dense_error(index.path, mode)
             keys = list(by_key)
             ids = {key: i for i, key in enumerate(keys)}
             fused, s = rrf([[ids[(h.doc, h.chunk_id)] for h in lex], [ids[(h.doc, h.chunk_id)] for h in dense]])

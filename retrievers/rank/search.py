@@ -67,19 +67,20 @@ class Hit(NamedTuple):
         }
 
 
-def no_dense_error(path: str | Path | None) -> ConfigError:
-    return ConfigError("this index has no embeddings (built without dense retrieval)", path=path,
-                       hint="use --mode bm25, or build a dense index: pip install structrag[dense]")
+def no_dense_error(path: str | Path | None, mode: str = "dense") -> ConfigError:
+    return ConfigError(f"--mode {mode} needs embeddings, and this index has none (built without dense retrieval)",
+                       path=path, hint="use --mode bm25 or ranker, or build a dense index: pip install structrag[dense]")
 
 
 def check_request(mode: str, k: int, *, has_dense: bool, path: str | Path | None = None) -> None:
-    """Refuse an unknown ``mode``, ``k`` below 1, or ``dense`` on an index without embeddings."""
+    """Refuse an unknown ``mode``, ``k`` below 1, or ``dense`` / ``hybrid`` on an index without embeddings
+    (hybrid is half dense: answering it with BM25 alone would hide that)."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
     if k < 1:
         raise ConfigError(f"k must be at least 1, got {k}")
-    if mode == "dense" and not has_dense:
-        raise no_dense_error(path)
+    if mode in ("dense", "hybrid") and not has_dense:
+        raise no_dense_error(path, mode)
 
 
 def bm25_top(qs: QueryScores, rows: np.ndarray | None, n: int) -> TopK:
@@ -221,8 +222,6 @@ def rank(corpus: Corpus, qs: QueryScores, *, mode: Mode, k: int, vectors: Vector
         return dense_top(vectors, qs, rows, k)
     n = max(candidates, k)
     if mode == "hybrid":
-        if qs.query_vector is None:  # a lexical index: hybrid is BM25
-            return bm25_top(qs, rows, k)
         ids, s = rrf([bm25_top(qs, rows, n).indices, dense_top(vectors, qs, rows, n).indices])
         return TopK(ids[:k], s[:k])
     named = named_docs(corpus, qs, doc)

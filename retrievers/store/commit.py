@@ -53,6 +53,11 @@ class AddReport(NamedTuple):
     failed: list[tuple[str, str]]  # (path, message)
 
 
+def _sizes(pages: int, chunks: int) -> str:
+    """A document's size as an event says it: "1 page, 3 chunks"."""
+    return f"{pages} page{'' if pages == 1 else 's'}, {chunks} chunk{'' if chunks == 1 else 's'}"
+
+
 def ignore_event(kind: str, name: str, detail: str) -> None:
     """The ``on_event`` of a caller that does not listen."""
 
@@ -184,7 +189,7 @@ def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progre
                                    replacing=replaces[f], **result._asdict())
             kind = "replaced" if replaces[f] is not None else "added"
             (report.replaced if kind == "replaced" else report.added).append(name)
-            emit(kind, name, f"{result.page_count} pages, {len(result.chunks)} chunks")
+            emit(kind, name, _sizes(result.page_count, len(result.chunks)))
             for w in result.warnings:
                 emit("warning", name, w)
     return report, len(todo)
@@ -248,7 +253,7 @@ def merge_shard(index, path: str | os.PathLike, report: AddReport, emit: Event =
             replacing=old.name if old is not None else None,
         )
         (report.replaced if old is not None else report.added).append(name)
-        emit("replaced" if old is not None else "added", name, f"{d.page_count} pages, {len(d.chunks)} chunks")
+        emit("replaced" if old is not None else "added", name, _sizes(d.page_count, len(d.chunks)))
     if remove:
         Path(path).unlink(missing_ok=True)
 

@@ -19,7 +19,7 @@ from typing import Iterable, Literal, Mapping, NamedTuple, Sequence
 
 from structrag.errors import ConfigError
 
-__all__ = ["Match", "match_file", "display_names", "resolve_name"]
+__all__ = ["Match", "match_file", "display_names", "resolve_name", "known_names_hint"]
 
 
 class Match(NamedTuple):
@@ -94,7 +94,19 @@ def resolve_name(query: str, docs: Mapping[str, str]) -> str:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise ConfigError(f"no document named {query!r} in the index",
-                          hint="pass a name as shown in the hits, or the path the file was indexed from")
+        raise ConfigError(f"no document named {query!r} in the index", hint=known_names_hint(query, list(docs)))
     raise ConfigError(f"document name {query!r} is ambiguous: it matches {', '.join(sorted(found))}",
                       hint="pass one of these names (or the file's path) to pick one")
+
+
+def known_names_hint(query: str, names: Sequence[str], shown: int = 8) -> str:
+    """The fix for an unknown document name: the index's names, the closest to ``query`` first."""
+    if not names:
+        return "the index is empty: structrag index PDF... --out DIR adds documents"
+    import difflib
+
+    close = difflib.get_close_matches(query, names, n=shown, cutoff=0.5)
+    listed = close + [n for n in sorted(names) if n not in close][: max(shown - len(close), 0)]
+    more = f" and {len(names) - len(listed)} more" if len(names) > len(listed) else ""
+    return f"pass a name as shown in the hits or the path the file was indexed from; indexed: " \
+           f"{', '.join(listed)}{more}"

@@ -15,6 +15,7 @@ import warnings
 from typing import Any, Callable, Sequence
 
 from ..errors import StructragError, StructragWarning
+from ..text import printable
 from .levels import register as register_levels
 from .toc import register as register_toc
 
@@ -82,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return int(args.func(args) or 0)
         except StructragError as exc:
-            print(f"structrag: error: {exc}", file=sys.stderr)
+            print(printable(f"structrag: error: {exc}"), file=sys.stderr)  # a file name may carry escapes
             return 2
         except KeyboardInterrupt:
             print("structrag: interrupted", file=sys.stderr)

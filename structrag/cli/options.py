@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from ..errors import ConfigError, ModelError
 from ..options import ParseOptions, option_fields
+from ..text import printable
 
 __all__ = ["add_option_arguments", "options_from_args", "add_progress_arguments", "add_level_arguments",
            "level_options_from_args", "parse_options_from_args", "report_fallback", "BACKENDS", "LEVEL_OPTIONS"]
@@ -211,7 +212,7 @@ def report_fallback(stats: dict[str, Any] | None, what: str) -> None:
     if stats and stats.get("fallback_steps"):
         from ..levels.walk.driver import fallback_summary
 
-        print(f"structrag: warning: {what}: {fallback_summary(stats)}", file=sys.stderr)
+        print(printable(f"structrag: warning: {what}: {fallback_summary(stats)}"), file=sys.stderr)
 
 
 def _fallback(args: argparse.Namespace, model_path: Any = None):

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         parsed = apply_to_parsed(parsed, corrections)
     doc, tree = parsed.document, parsed.tree
     for w in doc.warnings:
-        print(f"structrag: warning: {w}", file=sys.stderr)
+        print(printable(f"structrag: warning: {w}"), file=sys.stderr)
     report_fallback(parsed.stats.get("levels"), doc.path)
     if args.json:
         out: dict[str, Any] = {

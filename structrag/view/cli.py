@@ -48,6 +48,7 @@ def register(sub: Any) -> None:
 
 def _cmd_view(args: argparse.Namespace) -> int:
     from ..cli.options import parse_options_from_args, report_fallback
+    from ..text import printable
     from ..corrections import apply_to_parsed, load_corrections
     from ..pipeline import parse_pdf
     from .render import DEFAULT_DPI, write_tree_view
@@ -67,14 +68,14 @@ def _cmd_view(args: argparse.Namespace) -> int:
     if corrections is not None:
         parsed = apply_to_parsed(parsed, corrections)
     for w in parsed.document.warnings:
-        print(f"structrag: warning: {w}", file=sys.stderr)
+        print(printable(f"structrag: warning: {w}"), file=sys.stderr)
     report_fallback(parsed.stats.get("levels"), parsed.document.path)
     out = Path(args.output) if args.output else Path(target.stem + ".html")
     given = options.resolved()
     settings = {"outline": given["outline"], "contents": given["contents"], "predictor": str(args.predictor or "learned")}
     stats = write_tree_view(out, parsed.document, parsed.headings, pdf=target, inline=args.inline,
                             dpi=args.dpi or DEFAULT_DPI, password=given["password"], settings=settings)
-    print(f"structrag: {stats.summary()}", file=sys.stderr)
+    print(printable(f"structrag: {stats.summary()}"), file=sys.stderr)
     if args.stats:
         print(json.dumps(parsed.stats, indent=2, default=str), file=sys.stderr)
     return 0
