@@ -19,6 +19,7 @@ from .headings.detect import layout_headings, merge_headings
 from .headings.glossary import glossary_terms
 from .levels.given import assign_contents_levels, outline_headings
 from .model import Document, Heading
+from ._progress import Progress
 from .options import ContentsMode, OutlineMode, ParseOptions
 from .tree import HeadingTree
 
@@ -48,6 +49,7 @@ def detect_headings(
     options: ParseOptions | Mapping[str, Any] | None = None,
     *,
     min_outline_entries: int = 3,
+    progress: Progress = None,
     **overrides: Any,
 ) -> tuple[Heading, ...]:
     """Headings of ``document`` in reading order.
@@ -72,7 +74,7 @@ def detect_headings(
     ``layout_model=True`` asks PyMuPDF's layout model for a second opinion on
     the layout-detected headings (:mod:`.headings.layout_model`): one inside a
     table or a picture is left out.  It reads the PDF again (``password`` for
-    an encrypted one) at about 0.2 s a page.
+    an encrypted one) at about 0.2 s a page, with a bar (``progress``).
     """
     opts, unknown = ParseOptions.split(options, overrides)
     if unknown:
@@ -92,7 +94,7 @@ def detect_headings(
     if layout_model:
         from .headings.layout_model import layout_vetoes
 
-        drop |= set(layout_vetoes(document, layout, password=password))
+        drop |= set(layout_vetoes(document, layout, password=password, progress=progress))
     return tuple(h for k, h in enumerate(layout) if k not in drop)
 
 
@@ -114,7 +116,7 @@ def parse_document(
     document: Document,
     options: ParseOptions | Mapping[str, Any] | None = None,
     *,
-    progress: bool | None = None,
+    progress: Progress = None,
     checkpoint: str | os.PathLike[str] | None = None,
     **overrides: Any,
 ) -> ParsedDocument:
@@ -123,7 +125,7 @@ def parse_document(
     o = opts.resolved()
     stats: dict[str, Any] = {}
     t0 = time.perf_counter()
-    headings = detect_headings(document, opts)
+    headings = detect_headings(document, opts, progress=progress)
     stats["detect_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     if headings and any(h.level is None or h.level_source == SECONDARY for h in headings):
@@ -135,7 +137,7 @@ def parse_document(
             predictor=o["predictor"],
             memory=o["memory"],
             granularity=o["granularity"],
-            progress=progress,
+            progress=False if callable(progress) else progress,  # a page counter counts no headings
             checkpoint=checkpoint,
             fallback=o["fallback"],
             **predictor_options,
@@ -157,7 +159,7 @@ def parse_pdf(
     path: str | os.PathLike[str],
     options: ParseOptions | Mapping[str, Any] | None = None,
     *,
-    progress: bool | None = None,
+    progress: Progress = None,
     checkpoint: str | os.PathLike[str] | None = None,
     **overrides: Any,
 ) -> ParsedDocument:
@@ -180,7 +182,8 @@ def parse_pdf(
     predicted with ``predictor`` (a name such as ``learned``, ``rules``,
     ``font-size``, ``vlm``, or a :class:`~structrag.levels.base.LevelPredictor`)
     over the ``memory`` strategy.  ``progress`` and ``checkpoint`` belong to
-    this run only.  Raises the errors of :func:`structrag.extraction.extract`.
+    this run only: ``progress`` shows bars on stderr (None: on a terminal), or is a
+    function called with each page read (and each page the layout model reads).  Raises the errors of :func:`structrag.extraction.extract`.
     """
     opts, predictor_options = ParseOptions.split(options, overrides)
     o = opts.resolved()

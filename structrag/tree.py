@@ -52,6 +52,9 @@ class TreeNode:
 
     @property
     def page(self) -> int | None:
+        """The heading's page, **0-based** (PyMuPDF's ``doc[page]``), as everywhere in the Python API;
+        what is printed for people (:meth:`HeadingTree.to_text`, ``structrag toc``) is 1-based.
+        None for the root."""
         return self.heading.page if self.heading is not None else None
 
 
@@ -255,7 +258,8 @@ class HeadingTree:
         return "".join(f"{'#' * depth} {node.text}\n" for node, depth in self.walk())
 
     def to_text(self, *, pages: bool = True, indent: str = "  ") -> str:
-        """An indented outline; ``pages`` appends the 1-based page number."""
+        """An indented outline; ``pages`` appends the page number, **1-based** as printed for people
+        (:attr:`TreeNode.page` is 0-based)."""
         lines = []
         for node, depth in self.walk():
             suffix = f"  (p. {node.page + 1})" if pages and node.page is not None else ""

@@ -210,3 +210,16 @@ def test_train_levels_also_takes_corrections(tmp_path):
     docs = {d["doc_id"]: d for d in meta["documents"]}
     assert set(docs) == {"ref", "mine"} and docs["mine"]["group"] == "corrections"
     assert docs["mine"]["headings"] == len(corr["headings"])
+    # --also alone: the corrections are the training documents, no reference folder needed
+    alone = tmp_path / "alone.txt"
+    assert main(["train-levels", "--also", str(fixed), "--out", str(alone), "--rounds", "3", "--dagger-rounds",
+                 "0"]) == 0
+    assert {d["doc_id"] for d in json.loads(alone.with_suffix(".json").read_text())["documents"]} == {"mine"}
+
+
+def test_train_levels_without_documents_says_what_to_give(tmp_path, capsys, monkeypatch):
+    from structrag.cli import main
+
+    monkeypatch.delenv("STRUCTRAG_SHARED_DATA", raising=False)
+    assert main(["train-levels", "--out", str(tmp_path / "m.txt")]) == 2
+    assert "--also" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -148,3 +149,20 @@ def test_index_says_what_it_found_and_each_failure_once(tmp_path, capsys):
     out = capsys.readouterr()
     assert "1 document, " in out.out and "1 documents" not in out.out
     assert out.err.count("missing") == 1 and "\x1b" not in out.err and "\\x1b" in out.err
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_index_progress_counts_pages_and_stays_quiet_when_piped(tmp_path, workers):
+    import subprocess
+
+    import pymupdf
+
+    a, b = make_report(tmp_path / "a.pdf"), make_report(tmp_path / "b.pdf", extra="Globex's own page.")
+
+    pages = sum(pymupdf.open(p).page_count for p in (a, b))
+    argv = [sys.executable, "-m", "structrag.cli", "index", str(a), str(b), "--no-dense", "--workers", workers]
+    shown = subprocess.run(argv + ["--out", str(tmp_path / "ix1"), "--progress"], capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert f"/{pages} [" in shown.stderr and "page/s" in shown.stderr  # a bar by pages, to its end
+    piped = subprocess.run(argv + ["--out", str(tmp_path / "ix2")], capture_output=True, text=True)
+    assert piped.returncode == 0 and "page/s" not in piped.stderr and "%|" not in piped.stderr

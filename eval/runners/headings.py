@@ -314,7 +314,10 @@ def run_headings(
     seconds: dict[str, dict[str, float]] = {m: {} for m in active}
     errors: dict[str, list[str]] = {m: [] for m in active}
     enabled = sys.stderr.isatty() if progress is None else progress
-    bar = tqdm(total=len(refs) * len(active), desc=f"headings {protocol}", disable=not enabled, file=sys.stderr)
+    # by pages: one long document's methods take minutes, and a bar by documents would stand still
+    pages = {r.doc_id: max(r.document.page_count, 1) for r in refs}
+    bar = tqdm(total=sum(pages.values()) * len(active), desc=f"headings {protocol}", unit="page",
+               disable=not enabled, file=sys.stderr)
     for ref in refs:
         gold = ref.outline()
         for m in active:
@@ -331,7 +334,7 @@ def run_headings(
             seconds[m][ref.doc_id] = secs if secs is not None else time.perf_counter() - t0
             per_doc[m].append(T.score_document(pred, gold, protocol=protocol, threshold=threshold,
                                                page_window=page_window, name=ref.doc_id))
-            bar.update(1)
+            bar.update(pages[ref.doc_id])
     bar.close()
     docs = [{"doc_id": r.doc_id, "group": r.group, "pages": r.document.page_count, "entries": len(r.entries),
              "located": r.located, "depth": r.depth, "sha1": r.sha1} for r in refs]

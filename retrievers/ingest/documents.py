@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
@@ -69,15 +69,16 @@ def _jsonable(x: Any) -> Any:
 
 
 def process_pdf(path: str, parse: ParseOptions, chunk: ChunkOptions, tokenizer: Mapping[str, Any],
-                password: str | None = None) -> ProcessedPDF:
+                password: str | None = None, pages: Callable[[int], None] | None = None) -> ProcessedPDF:
     """Parse, chunk and tokenise one PDF (runs in a worker process or a Ray actor); ``password``
-    opens an encrypted one (it is never stored)."""
+    opens an encrypted one (it is never stored); ``pages`` is told of each page read (default: the
+    counter a worker process shares with its parent, if any)."""
     from structrag.chunking import chunk_document
     from structrag.pipeline import parse_pdf
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # kept on the document as warnings
-        parsed = parse_pdf(path, progress=False, password=password, **parse.to_dict())
+        parsed = parse_pdf(path, progress=pages or _shared_pages or False, password=password, **parse.to_dict())
     chunks = chunk_document(parsed.document, parsed.tree, **chunk.to_dict())
     tok = Tokenizer.from_dict(tokenizer)
     return ProcessedPDF(
@@ -99,32 +100,58 @@ def failure_message(error: BaseException) -> str:
 def process_pdfs(todo: Sequence[tuple[Path, str]], parse: ParseOptions, chunk: ChunkOptions,
                  tokenizer: Mapping[str, Any], *, workers: int = 1,
                  password: Callable[[Path], str | None] = lambda f: None,
+                 pages: Callable[[int], None] | None = None,
                  ) -> Iterator[tuple[Path, str, ProcessedPDF | None, BaseException | None]]:
     """:func:`process_pdf` of each ``(path, sha1)``: ``(path, sha1, result, None)`` or ``(path, sha1, None, error)``.
 
     One worker: in this process, in order.  More: in that many spawned processes,
-    as they finish.  ``password(path)``: the password of an encrypted file.
+    as they finish.  ``password(path)``: the password of an encrypted file; ``pages`` is told of
+    the pages read, as they are read (by every worker).
     """
     if workers == 1 or len(todo) == 1:
         for f, sha1 in todo:
             try:
-                result = process_pdf(str(f), parse, chunk, tokenizer, password(f))
+                result = process_pdf(str(f), parse, chunk, tokenizer, password(f), pages)
             except (StructragError, OSError, ValueError, RuntimeError) as e:
                 yield f, sha1, None, e
             else:
                 yield f, sha1, result, None
         return
     # spawn: a forked child would inherit torch's thread pools (and hang)
-    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=get_context("spawn")) as ex:
+    ctx = get_context("spawn")
+    counter = ctx.Value("q", 0)  # pages read by every worker, polled here for the caller's bar
+    shown = 0
+    with ProcessPoolExecutor(max_workers=min(workers, len(todo)), mp_context=ctx, initializer=_share_pages,
+                             initargs=(counter,)) as ex:
         futs = {ex.submit(process_pdf, str(f), parse, chunk, tokenizer, password(f)): (f, sha1) for f, sha1 in todo}
-        for fut in as_completed(futs):
-            f, sha1 = futs[fut]
-            try:
-                result = fut.result()
-            except Exception as e:  # the worker's exception, re-raised here
-                yield f, sha1, None, e
-            else:
-                yield f, sha1, result, None
+        pending = set(futs)
+        while pending:
+            done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            if pages is not None and counter.value > shown:
+                pages(counter.value - shown)
+                shown = counter.value
+            for fut in sorted(done, key=lambda x: list(futs).index(x)):
+                f, sha1 = futs[fut]
+                try:
+                    result = fut.result()
+                except Exception as e:  # the worker's exception, re-raised here
+                    yield f, sha1, None, e
+                else:
+                    yield f, sha1, result, None
+
+
+#: in a worker process of :func:`process_pdfs`: counts the pages read into the parent's shared counter
+_shared_pages: Callable[[int], None] | None = None
+
+
+def _share_pages(counter) -> None:
+    global _shared_pages
+
+    def count(n: int) -> None:
+        with counter.get_lock():
+            counter.value += n
+
+    _shared_pages = count
 
 
 def embed_documents(encoder, docs: Sequence[tuple[Sequence[str], Sequence[Sequence[str]]]], *,

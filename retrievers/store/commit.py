@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
@@ -53,6 +54,18 @@ class AddReport(NamedTuple):
     failed: list[tuple[str, str]]  # (path, message)
 
 
+def _page_count(path: Path, max_pages: int | None) -> int:
+    """Pages of a PDF as the progress bar counts them (0 when it cannot be opened: its worker says why)."""
+    try:
+        import pymupdf
+
+        with pymupdf.open(path) as doc:
+            n = doc.page_count
+    except Exception:  # noqa: BLE001 - reported by the worker that parses it
+        return 0
+    return min(n, max_pages) if max_pages else n
+
+
 def _sizes(pages: int, chunks: int) -> str:
     """A document's size as an event says it: "1 page, 3 chunks"."""
     return f"{pages} page{'' if pages == 1 else 's'}, {chunks} chunk{'' if chunks == 1 else 's'}"
@@ -88,12 +101,13 @@ def _name_file(store, c, path: str) -> str:
 def commit_document(index, *, name: str | None, path: str, sha1: str, options_key: str, page_count: int,
                     chunks: Sequence[Mapping[str, Any]], tokens: Sequence[Sequence[str]], tree: Any, document: Any,
                     stats: Mapping[str, Any], vectors: tuple[np.ndarray, np.ndarray] | None = None,
-                    space: Space | None = None, replacing: str | None = None, warnings: Sequence[str] = ()) -> str:
+                    space: Space | None = None, replacing: str | None = None, warnings: Sequence[str] = (),
+                    progress: bool = False) -> str:
     """Store one document: its vectors first (embedded here unless given), then its rows in one transaction;
     returns its name.  ``name=None``: a file, named after its path (:func:`retrievers.store.names.display_names`);
     ``replacing``: the stored document it replaces.  The vectors are embedded in the document's own space
     (:meth:`retrievers.index.Index.space_for`): nothing stored before is embedded again; given ``vectors``
-    are of ``space`` (default: the index's first space).
+    are of ``space`` (default: the index's first space).  ``progress``: a bar while the chunks are embedded.
 
     The caller holds the writer lock; the search arrays are not rebuilt (``index.publish()``).
     """
@@ -115,7 +129,7 @@ def commit_document(index, *, name: str | None, path: str, sha1: str, options_ke
         stem = f"{sha1[:20]}-{options_key[:8]}-{space.key}"
         paths = [c["section_path"] for c in chunks]
         if vectors is None:
-            [(cv, nv)] = embed_documents(index.encoder_for(space), [(texts, paths)])
+            [(cv, nv)] = embed_documents(index.encoder_for(space), [(texts, paths)], progress=progress)
         else:
             cv, nv = (np.ascontiguousarray(v, dtype=np.float32) for v in vectors)
             n_nodes = len(doc_nodes(paths).paths)
@@ -174,10 +188,11 @@ def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progre
             return password
         return password.get(str(f), password.get(f.name))
 
-    with progress_bar(len(todo), desc="indexing", unit="pdf", enabled=progress) as bar:
+    total = sum(_page_count(f, parse.max_pages) for f, _ in todo) * (2 if parse.layout_model else 1)
+    with progress_bar(total, desc="indexing", unit="page", enabled=progress) as bar:
+        shown = progress if progress is not None else sys.stderr.isatty()  # the embedding's own bar too
         for f, sha1, result, error in process_pdfs(todo, parse, chunk, index.tokenizer.to_dict(), workers=workers,
-                                                   password=pw):
-            bar.update(1)
+                                                   password=pw, pages=bar.update):
             if error is not None:
                 msg = failure_message(error)
                 if isinstance(error, EncryptedPDFError):
@@ -186,7 +201,7 @@ def add_files(index, paths: Iterable[str | os.PathLike], *, workers: int, progre
                 emit("failed", f.name, msg)
                 continue
             name = commit_document(index, name=None, path=path_text(os.path.abspath(f)), sha1=sha1, options_key=okey,
-                                   replacing=replaces[f], **result._asdict())
+                                   replacing=replaces[f], progress=bool(shown), **result._asdict())
             kind = "replaced" if replaces[f] is not None else "added"
             (report.replaced if kind == "replaced" else report.added).append(name)
             emit(kind, name, _sizes(result.page_count, len(result.chunks)))

@@ -50,7 +50,8 @@ def register(sub: Any) -> None:
     )
     default_data = os.environ.get("STRUCTRAG_SHARED_DATA")
     t.add_argument("--data", default=str(Path(default_data) / "headings") if default_data else None,
-                   help="the headings folder (default: $STRUCTRAG_SHARED_DATA/headings)")
+                   help="a folder of reference documents (manifest.jsonl, <doc_id>.pdf, <doc_id>.toc.json; default: "
+                   "$STRUCTRAG_SHARED_DATA/headings); optional with --also")
     t.add_argument("--out", default="levels.txt",
                    help="model file to write (default: ./levels.txt; the shipped model is "
                    "structrag/levels/models/levels.txt)")
@@ -159,10 +160,11 @@ def _train(args: argparse.Namespace) -> int:
     from ..levels.references import load_reference_docs
     from ..levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, train_model
 
-    if not args.data:
-        raise ConfigError("no training data folder", hint="pass --data DIR (shared/data/headings) "
-                          "or set STRUCTRAG_SHARED_DATA")
-    refs = load_reference_docs(args.data, cache_dir=args.cache, progress=None, doc_ids=args.docs)
+    if not args.data and not args.also:
+        raise ConfigError("no training documents", hint="pass --also PDF_OR_DIR (PDFs with bookmarks, or corrections "
+                          "files), and/or --data DIR (a folder laid out like shared/data/headings, or set "
+                          "STRUCTRAG_SHARED_DATA)")
+    refs = load_reference_docs(args.data, cache_dir=args.cache, progress=None, doc_ids=args.docs) if args.data else []
     excluded = set(args.exclude)
     unknown = excluded - {r.doc_id for r in refs}
     if unknown:
@@ -184,6 +186,10 @@ def _train(args: argparse.Namespace) -> int:
         for name, why in skipped:
             print(f"skipped {name}: {why}", file=sys.stderr)
         refs += [r for r in extra if r.doc_id not in excluded]
+    if not refs:
+        raise ConfigError("none of the documents given can train the level model",
+                          hint="give PDFs whose bookmarks list at least 8 entries printed on their pages, or "
+                          "corrections files from 'structrag view'")
     rounds = args.rounds if args.rounds is not None else DEFAULT_ROUNDS
     dagger = args.dagger_rounds if args.dagger_rounds is not None else DEFAULT_DAGGER_ROUNDS
     booster, meta = train_model(refs, seed=args.seed, rounds=rounds, dagger_rounds=dagger)

@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
+from .._progress import Progress
 from .._pymupdf import route_mupdf_messages
 from ..errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from ..files import file_sha1, require_regular_file
@@ -91,7 +92,7 @@ def clean_outline(entries: Iterable[OutlineEntry]) -> tuple[OutlineEntry, ...]:
     return tuple(out)
 
 
-def _progress(total: int, desc: str, enabled: bool | None):
+def _progress(total: int, desc: str, enabled: Progress):
     if enabled is None:
         enabled = sys.stderr.isatty() and total >= 50
     from .._progress import progress_bar  # no tqdm import for a bar nobody sees
@@ -119,13 +120,13 @@ def extract(
     *,
     password: str | None = None,
     max_pages: int | None = None,
-    progress: bool | None = None,
+    progress: Progress = None,
 ) -> Document:
     """Read a PDF into a :class:`Document`.
 
     ``max_pages`` keeps only the first pages (for previews and benchmarks).
     ``progress`` shows a bar on stderr (default: only on a terminal, for
-    documents of 50 pages or more).  Raises :class:`NotAPDFError`,
+    documents of 50 pages or more); a function is called with each page read.  Raises :class:`NotAPDFError`,
     :class:`EncryptedPDFError` or :class:`CorruptPDFError` with the file named.
     """
     from .._pymupdf import import_pymupdf
@@ -191,7 +192,7 @@ def _read_outline(doc, path: Path, warnings: list[str]) -> tuple[OutlineEntry, .
         return ()
 
 
-def _read_pages(doc, n: int, flags: int, path: Path, progress: bool | None):
+def _read_pages(doc, n: int, flags: int, path: Path, progress: Progress):
     """The first ``n`` pages' style blocks in reading order, one page loaded at a time; with the page sizes,
     the pages without a text layer and those whose extraction failed."""
     pages: list[list[_PageBlock]] = []

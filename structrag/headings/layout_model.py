@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from pathlib import Path
 from typing import Iterable, Sequence
 
+from .._progress import Progress, progress_bar
 from .._pymupdf import MuPDFMessages, import_pymupdf
 from ..files import require_regular_file
 from ..errors import ConfigError, InputError
@@ -45,8 +47,10 @@ def _analyser():
     return pymupdf
 
 
-def layout_regions(document: Document, pages: Iterable[int], password: str | None = None) -> dict[int, list[Region]]:
-    """Page -> the layout model's regions ``((x0, y0, x1, y1), class)`` for each of ``pages`` of ``document``.
+def layout_regions(document: Document, pages: Iterable[int], password: str | None = None,
+                   progress: Progress = None) -> dict[int, list[Region]]:
+    """Page -> the layout model's regions ``((x0, y0, x1, y1), class)`` for each of ``pages`` of ``document``
+    (``progress``: a bar over the pages, about 0.2 s each; default on a terminal).
 
     The PDF is read again from ``document.path``; a file that is no longer the one extracted (another SHA-1)
     raises :class:`~structrag.errors.InputError` rather than lend its regions to the wrong document."""
@@ -64,14 +68,17 @@ def layout_regions(document: Document, pages: Iterable[int], password: str | Non
         if pdf.needs_pass and not pdf.authenticate(password or ""):
             raise InputError("is encrypted: the layout model needs its password", path=path,
                              hint="pass password=... (structrag toc --password)")
-        for p in sorted(set(pages)):
-            page = pdf[p]
-            try:
-                page.get_layout()
-            except Exception as e:  # the model's own failure, named with its file and page
-                raise InputError(f"the layout model failed: {e}", path=path, page=p + 1) from e
-            out[p] = [((float(x0), float(y0), float(x1), float(y1)), str(c))
-                      for x0, y0, x1, y1, c in (page.layout_information or [])]
+        todo = sorted(set(pages))
+        with progress_bar(len(todo), desc=f"{path.name}: layout model", unit="page", enabled=progress) as bar:
+            for p in todo:
+                page = pdf[p]
+                try:
+                    page.get_layout()
+                except Exception as e:  # the model's own failure, named with its file and page
+                    raise InputError(f"the layout model failed: {e}", path=path, page=p + 1) from e
+                out[p] = [((float(x0), float(y0), float(x1), float(y1)), str(c))
+                          for x0, y0, x1, y1, c in (page.layout_information or [])]
+                bar.update(1)
     return out
 
 
@@ -82,15 +89,20 @@ def _holds_prose(blocks: Sequence[Block], region: Sequence[float]) -> bool:
 
 
 def layout_vetoes(document: Document, headings: Sequence[Heading],
-                  regions: dict[int, list[Region]] | None = None, password: str | None = None) -> dict[int, str]:
+                  regions: dict[int, list[Region]] | None = None, password: str | None = None,
+                  progress: Progress = None) -> dict[int, str]:
     """Position in ``headings`` -> why the layout model rules that layout-detected heading out.
 
-    ``regions`` (from :func:`layout_regions`) is read for the headings' pages when not given."""
+    ``regions`` (from :func:`layout_regions`) is read for the headings' pages when not given; ``progress``
+    counts every page of the document (those without a layout-detected heading at once)."""
     pages = {h.page for h in headings if h.source == "layout" and h.bbox is not None}
     if not pages:
         return {}
     if regions is None:
-        regions = layout_regions(document, pages, password)
+        name = Path(document.path).name
+        with progress_bar(document.page_count, desc=f"{name}: layout model", unit="page", enabled=progress) as bar:
+            bar.update(document.page_count - len(pages))  # pages the model need not read
+            regions = layout_regions(document, pages, password, bar.update)
     usable: dict[int, list[Region]] = defaultdict(list)
     for p in pages:
         blocks = document.page_blocks(p)

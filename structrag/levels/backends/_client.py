@@ -13,6 +13,7 @@ imported when a client is built, never at ``import structrag``.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import threading
@@ -23,6 +24,8 @@ from typing import Any, Mapping, Sequence
 from ...errors import BackendError, BackendResponseError, BackendUnreachable, ConfigError
 
 __all__ = ["ChatClient", "ChatResult", "Usage", "require_llm_extra", "DEFAULT_BASE_URL", "CONNECT_TIMEOUT"]
+
+log = logging.getLogger("structrag.levels.backends")
 
 #: vLLM's default (`vllm serve`); Ollama is http://localhost:11434/v1.
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
@@ -35,6 +38,9 @@ CONNECT_TIMEOUT = 5.0
 _UNREACHABLE_RETRIES = 1
 _UNREACHABLE_HINT = ("start it with `vllm serve MODEL` or `ollama serve`, point --base-url or STRUCTRAG_BASE_URL "
                      "at it, or pass --fallback PREDICTOR to predict the levels offline")
+
+#: a retry waiting this long or longer is logged as a warning
+_SAY_WAIT = 2.0
 
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 # statuses after which no later request of the document can succeed either
@@ -294,6 +300,8 @@ class ChatClient:
                     fatal = fatal or never_answered
                     break
                 w = self._wait(retries, headers)
+                if w >= _SAY_WAIT:  # a long wait is said, or a run looks hung (stderr, through logging)
+                    log.warning("%s; retrying in %.0f s (retry %d of %d)", last, w, retries + 1, self.max_retries)
                 time.sleep(w)
                 waited += w
                 retries += 1
