@@ -47,6 +47,8 @@ from .policies import Walk
 __all__ = ["LevelResult", "assign_levels", "plan_steps", "fallback_summary", "CHECKPOINT_FORMAT"]
 
 CHECKPOINT_FORMAT = "structrag-levels-checkpoint/1"
+#: ``unreachable=``: whether a server that cannot be reached at all stops the run (else the fallback answers)
+_STOP_UNREACHABLE = {"fallback": False, "stop": True}
 
 
 class LevelResult(NamedTuple):
@@ -186,6 +188,9 @@ def assign_levels(
     keep = frozenset(fixed_sources)
     fixed = [int(h.level) if h.level is not None and h.level_source in keep else None for h in headings]
     logic = _document_logic(headings, document) if document_logic else None
+    if unreachable not in _STOP_UNREACHABLE:
+        raise ConfigError(f"unreachable must be 'fallback' or 'stop', not {unreachable!r}")
+    stop_unreachable = _STOP_UNREACHABLE[unreachable]
     pred = _resolve(predictor, predictor_options)
     fb = _resolve(fallback, {}) if fallback is not None else None
     strategy = make_memory(memory, seed=seed)
@@ -214,7 +219,7 @@ def assign_levels(
 
             def ask(i: int, j: int, s: int = s) -> tuple[list[int], list[str], list[float], dict]:
                 return _predict_step(pred, fb, strategy.build(walk.tree, s), headings[i:j], stats, doc_name,
-                                     stop_unreachable=unreachable == "stop")
+                                     stop_unreachable=stop_unreachable)
 
             usage = walk.step(a, b, ask)
             merge_usage(stats["usage"], usage)
