@@ -96,7 +96,7 @@ def _cmd_headings(args: argparse.Namespace) -> int:
                        page_window=None if args.page_window < 0 else args.page_window,
                        cache_dir=None if args.no_cache else "default",
                        markdown_timeout=args.markdown_timeout, progress=args.progress, command=_command(args))
-    return _finish(rep, args, f"headings")
+    return _finish(rep, args, "headings")
 
 
 def _cmd_retrieval(args: argparse.Namespace) -> int:

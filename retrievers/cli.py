@@ -1,4 +1,4 @@
-"""The ``index``, ``query``, ``train-ranker`` and ``demo`` sub-commands.
+"""The ``index``, ``query`` and ``train-ranker`` sub-commands (``demo``: :mod:`retrievers.demo`).
 
 Registered with the core CLI through the ``structrag.commands`` entry points
 (each ``register_x(subparsers)`` adds one parser and sets ``func``).
@@ -7,7 +7,6 @@ Registered with the core CLI through the ``structrag.commands`` entry points
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -21,12 +20,8 @@ from structrag.errors import ConfigError, InputError
 from structrag.options import ChunkOptions, ParseOptions
 from structrag.text import printable
 
-__all__ = ["register_index", "register_query", "register_train_ranker", "register_demo"]
-
-DEMO_PDF = "3M_2018_10K.pdf"
-DEMO_QUERY = "What was 3M's capital expenditure in 2018?"
-GENERIC_QUERY = "What are the main risk factors?"
-
+__all__ = ["register_index", "register_query", "register_train_ranker", "add_query_arguments", "event_printer",
+           "print_hits"]
 
 def _parse_arguments(p: argparse.ArgumentParser) -> None:
     """The parse and chunk options (declared in structrag.options), stored with each document; the password
@@ -46,7 +41,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _event_printer(quiet: bool):
+def event_printer(quiet: bool):
     t0 = time.perf_counter()
 
     def emit(kind: str, name: str, detail: str) -> None:
@@ -149,7 +144,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     with index:
         options = dict(progress=args.progress, parse_options=popts and {**index.parse_options.to_dict(), **popts},
                        chunk_options=copts and {**index.chunk_options.to_dict(), **copts},
-                       on_event=_event_printer(args.quiet or args.json))
+                       on_event=event_printer(args.quiet or args.json))
         if args.engine == "ray":
             from .ray_ingest import ray_add
 
@@ -190,7 +185,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
 
 
 # --- query --------------------------------------------------------------------------
-def _add_query_arguments(p: argparse.ArgumentParser) -> None:
+def add_query_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-k", type=int, default=10, help="number of hits (default: 10)")
     p.add_argument("--doc", default=None, metavar="NAME", help="search only this indexed file (e.g. 3M_2018_10K.pdf)")
     p.add_argument("--mode", default="ranker", choices=["bm25", "dense", "hybrid", "ranker"],
@@ -209,7 +204,7 @@ def register_query(subparsers: Any) -> None:
     p = subparsers.add_parser("query", help="search an index", description="Search an index built by 'structrag index'.")
     p.add_argument("index", metavar="DIR", help="index directory")
     p.add_argument("question", help="the query text")
-    _add_query_arguments(p)
+    add_query_arguments(p)
     p.add_argument("--candidates", type=int, default=100, help="first-stage depth per retriever (default: 100)")
     p.add_argument("--ranker", default=None, metavar="MODEL.txt",
                    help="rank with this model (from 'structrag train-ranker') instead of the index's ranker")
@@ -387,7 +382,7 @@ FEW_QUERIES = 30
 
 
 def _cmd_train_ranker(args: argparse.Namespace) -> int:
-    from .index import RANKER_FILE, Index
+    from .index import Index
 
     with Index.open(args.index) as index:
         model, ts = train_from_queries(index, args.queries, features=args.features, scope=args.scope,
@@ -419,94 +414,3 @@ def _ranker_in_use(index_dir: Path) -> str:
 
     own = Path(index_dir) / RANKER_FILE
     return f"its own model {own}" if own.exists() else "the ranker shipped with structrag"
-
-
-# --- demo ---------------------------------------------------------------------------------
-def _shared_data_dirs() -> list[Path]:
-    out = []
-    env = os.environ.get("STRUCTRAG_SHARED_DATA")
-    if env:
-        out.append(Path(env))
-    here = Path(__file__).resolve()
-    # a checkout sits beside shared/ (…/main/retrievers/cli.py -> …/shared/data)
-    out += [here.parents[2] / "shared" / "data", Path.cwd().parent / "shared" / "data", Path.cwd() / "shared" / "data"]
-    return out
-
-
-def default_demo_pdf() -> Path:
-    tried = []
-    for d in _shared_data_dirs():
-        p = d / "retrieval" / "pdfs" / DEMO_PDF
-        tried.append(str(p))
-        if p.is_file():
-            return p
-    raise InputError(
-        f"the demo report {DEMO_PDF} was not found (looked in: {'; '.join(dict.fromkeys(tried))})",
-        hint="pass a PDF: structrag demo REPORT.pdf \"your question\", or set STRUCTRAG_SHARED_DATA to the data folder",
-    )
-
-
-def _cache_root() -> Path:
-    base = os.environ.get("STRUCTRAG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "structrag")
-    return Path(base)
-
-
-def register_demo(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "demo",
-        help="index a report and answer a question, offline",
-        description=f"Index a report into a cache folder and print the best passages for a question. Without "
-        f"arguments: the shared {DEMO_PDF} and the question {DEMO_QUERY!r}.",
-    )
-    p.add_argument("pdf", nargs="?", default=None, metavar="PDF", help=f"the report (default: the shared {DEMO_PDF})")
-    p.add_argument("query", nargs="?", default=None, metavar="QUERY", help="the question")
-    p.add_argument("--cache", default=None, metavar="DIR", help="where the demo index is kept (default: ~/.cache/structrag)")
-    p.add_argument("--no-dense", dest="dense", action="store_false", default=True,
-                   help="BM25 and the lexical ranker only (no embeddings; faster on a slow machine)")
-    _add_query_arguments(p)
-    p.set_defaults(k=5)
-    add_progress_arguments(p)
-    p.set_defaults(func=_cmd_demo)
-
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from structrag.files import file_sha1
-
-    from .index import Index
-    from .store.database import DB_NAME
-
-    pdf = Path(args.pdf) if args.pdf else default_demo_pdf()
-    if not pdf.is_file():
-        raise InputError("no such file", path=pdf)
-    query = args.query or (DEMO_QUERY if pdf.name == DEMO_PDF else GENERIC_QUERY)
-    sha = file_sha1(pdf)
-    root = Path(args.cache) if args.cache else _cache_root()
-    from .embed.encoder import dense_available
-
-    dense = bool(args.dense) and dense_available()
-    out = root / f"demo-{hashlib.sha1(sha.encode()).hexdigest()[:12]}{'' if dense else '-lexical'}"
-    t0 = time.perf_counter()
-    if (out / DB_NAME).exists():
-        index = Index.open(out)
-    else:
-        print(f"indexing {pdf} into {out} (once; later runs reuse it)", file=sys.stderr)
-        index = Index.create(out, dense=dense)
-    with index:
-        report = index.add([pdf], progress=args.progress, on_event=_event_printer(False))
-        if report.failed:
-            print(f"structrag: error: {report.failed[0][1]}", file=sys.stderr)
-            return 2
-        t1 = time.perf_counter()
-        from .store.identities import parse_where
-
-        hits = index.search(query, k=args.k, mode=args.mode, where=parse_where(args.where), route=args.route)
-        identities = index.identities()
-        t2 = time.perf_counter()
-        if not args.json:
-            d = index.documents()[0]
-            print(f"{d.name}: {d.page_count} pages, {d.n_chunks} chunks "
-                  f"(index ready in {t1 - t0:.1f}s; search {1000 * (t2 - t1):.0f} ms, mode {args.mode})")
-            print(f"question: {query}\n")
-    print_hits(hits, as_json=args.json, identities=identities)
-    return 0

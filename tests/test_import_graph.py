@@ -218,7 +218,7 @@ RETRIEVERS_STAGES = (
     ("rank", ("retrievers.rank",)),
     # the front door (Index) and what builds on it: Index.build on Ray, serving from a search engine
     ("index", ("retrievers.index", "retrievers.ray_ingest", "retrievers.engines")),
-    ("adapters", ("retrievers.cli", "retrievers.view_hits", "retrievers.llama_index")),
+    ("adapters", ("retrievers.cli", "retrievers.demo", "retrievers.view_hits", "retrievers.llama_index")),
 )
 
 

@@ -105,7 +105,7 @@ def test_demo_with_a_given_pdf(tmp_path, capsys):
 
 def test_demo_without_the_shared_report(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("STRUCTRAG_SHARED_DATA", str(tmp_path))
-    import retrievers.cli as rc
+    import retrievers.demo as rc
 
     monkeypatch.setattr(rc, "_shared_data_dirs", lambda: [tmp_path])
     assert main(["demo", "--cache", str(tmp_path / "c")]) == 2
