@@ -191,6 +191,7 @@ def contents_report(
     label_shift: int = 0,
     listed_depth: int = 2,
     font: str = "helv",
+    title_block: tuple[str, ...] = (),
 ) -> Path:
     """A report with a printed table of contents and no outline.
 
@@ -201,6 +202,8 @@ def contents_report(
     front pages print "i", "ii" and the contents lists a "Preface" among them.  ``style``:
     ``leaders`` ("Title . . . . 12"), ``columns`` (the number set apart at the right margin),
     ``leading`` ("12  Title").  ``label_shift`` adds to every printed label (labels past the end).
+    ``title_block`` lines (a filing's "FORM 10-K", "For the Year Ended ...") are set in bold under the
+    contents page's title and again at the top of the first body page, as 10-Ks print them.
     """
     if chapters is None:
         chapters = (
@@ -232,6 +235,9 @@ def contents_report(
     body_start = b.doc.page_count
     for c, (title, sections) in enumerate(chapters, 1):
         b.new_page()
+        if c == 1:
+            for line in title_block:
+                b.text(line, size=11, bold=True)
         t = f"{c} {title}" if not cjk else f"第{'一二三四五六七八九十'[c - 1]}节 {title}"
         b.heading(t, size=16, bold=not cjk, font=font)
         entries.append((1, t, b.doc.page_count - 1 - body_start))
@@ -262,6 +268,10 @@ def contents_report(
             page.insert_text((b.margin, y + 18), "目 录" if cjk else "Table of Contents", fontsize=18,
                              fontname=bold(font))
             y += 40
+            for line in title_block:
+                y += 16
+                page.insert_text((b.margin + 150, y), line, fontsize=11, fontname=bold(font))
+            y += 10 if title_block else 0
         rows = listed[k * per_page:(k + 1) * per_page]
         if k == 0 and roman_front:
             rows = [(1, t, None, ["i", "ii", "iii", "iv"][p]) for t, p in front_titles] + rows  # type: ignore

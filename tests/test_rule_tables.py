@@ -120,7 +120,7 @@ def test_the_rule_tables_keep_their_order():
                                                 LevelReason.UNDER_INTRODUCER]
     assert [r.apply for r in policies.PLACEMENTS] == [policies._by_logic, policies._in_secondary_run, policies._given]
     assert [r.apply for r in policies.PREDICTED_CORRECTIONS] == [policies._floor_under_placed,
-                                                                 policies._under_contents_title]
+                                                                 policies._under_leaf]
     assert [r.reason for r in page.PAGE_RULES[:8]] == [
         NotHeading.TABLE_ROWS, NotHeading.SPREAD_WORDS, NotHeading.CONTENTS_LISTING, NotHeading.FORM_FIELD,
         NotHeading.LIST_ITEM, NotHeading.STACKED_LABEL, NotHeading.FIGURE_LABEL, NotHeading.EXHIBIT_INDEX_ROW]

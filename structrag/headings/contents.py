@@ -25,6 +25,7 @@ from ..model import Document, Heading, OutlineEntry
 from .contents_entries import ContentsEntry, contents_runs, parse_contents
 from ..text import clean_heading
 from .not_headings import text_code
+from .not_headings.reasons import NotHeading
 from .outline import locate_outline
 from .page_labels import TitleIndex, footer_labels, map_pages
 
@@ -158,6 +159,8 @@ def locate_contents(
             h = le.heading
             if h is None or not _plausible(document, h, e.title):
                 continue
+            if text_code(e.title, e.page) is NotHeading.COLUMN_HEADER:
+                continue  # the period line of the contents page's title block ("For the Year Ended ...") heads nothing
             reasons = (
                 f"contents entry on p.{e.contents_page + 1}"
                 + (f" (label {e.label})" if e.label is not None else " (divider)"),

@@ -24,8 +24,12 @@ prediction (the driver treats them like levels the printed contents gives):
   Financial Statements") sit side by side: each takes the level of the first of them, which is
   predicted (or listed).  A statement is not a sub-section of the report printed before it, nor of a
   critical audit matter's title.
-* **The contents page's title is a leaf.** "Table of Contents" heads the list of sections, not the
-  sections: the heading after it goes no deeper than it (:attr:`DocumentLogic.leaves`).
+* **Leaves.** "Table of Contents" heads the list of sections, not the sections: the heading after
+  it goes no deeper than it (:attr:`DocumentLogic.leaves`).  A financial statement of a filing
+  ("Consolidated Statements of Equity") parts no listed section: a contents entry after it (a
+  schedule the statements index lists, "Summary of Business Segment Data") goes no deeper than it
+  (:attr:`DocumentLogic.statements`); a row group detected on its page ("Cash Flows from Investing
+  Activities") may still nest under it.
 
 Nothing here names a publisher or a template: the rules read numbering runs and words that
 describe a document's parts.  :class:`DocumentLogic` decides statically which headings a rule
@@ -56,14 +60,21 @@ END_MATTER_RE = re.compile(
 _EXHIBIT_TITLE_RE = re.compile(r"^(?:certifications?|powers? of attorney)\s*[.:]?$", re.I)
 _EXHIBIT_RE = re.compile(r"^exhibits?\s+\d", re.I)
 
+#: a registrant may head its statements with its name: "The Boeing Company and Subsidiaries Notes to ..."
+_REGISTRANT = r"(?:[a-z0-9.,&'’ -]{2,60}?\s(?:and|&)\s+(?:its\s+)?(?:consolidated\s+)?subsidiaries\s+)?"
 #: whole titles of a filing's financial statements and of the auditor's report on them (an MD&A's
 #: "Consolidated Balance Sheets Analysis" is a section about them, not one of them)
 _STATEMENT_RE = re.compile(
-    r"^(?:reports? of independent registered public accounting firms?"
+    "^" + _REGISTRANT +
+    r"(?:reports? of independent registered public accounting firms?"
     r"|(?:condensed\s+)?consolidated\s+(?:balance\s+sheets?|statements?\s+of\s+(?!.*\b(?:analysis|review|discussion|"
     r"data|highlights|overview)\b)[a-z ,'’()&-]{3,80}?)"
     r"|notes\s+to\s+(?:the\s+)?(?:condensed\s+)?consolidated\s+financial\s+statements)"
     r"(?:\s*\((?:unaudited|continued)\))?\s*[.:]?$", re.I)
+
+#: a statement itself (a balance sheet, a statement of ...), as opposed to the report on it or its notes
+_STATEMENT_PROPER_RE = re.compile(
+    "^" + _REGISTRANT + r"(?:condensed\s+)?consolidated\s+(?:balance\s+sheets?|statements?\s+of)\b", re.I)
 
 #: schemes whose headings make the body of a filing, highest first
 BODY_SCHEMES = ("part", "item")
@@ -112,6 +123,8 @@ class DocumentLogic:
             if is_contents_title(h.text) and (document is None or h.page in document.toc_pages))
         #: statement index -> the first statement of its item (the one the others go beside)
         self.statement_of: dict[int, int] = {}
+        #: indices of the statements proper: no listed heading nests under one
+        self.statements: frozenset[int] = frozenset()
         self._find_runs()
         self._find_end_matter(n)
         self._find_statements()
@@ -201,13 +214,17 @@ class DocumentLogic:
         if len(group) >= 2:
             for k in group[1:]:
                 self.statement_of[k] = group[0]
+            # the statements proper are tables: no listed section nests under one (the auditor's report heads
+            # its critical audit matters, the notes' title heads the notes)
+            self.statements |= frozenset(k for k in group
+                                         if _STATEMENT_PROPER_RE.match(" ".join(self.headings[k].text.split())))
 
     # -- queries during the walk ------------------------------------------------------------------
 
     @property
     def active(self) -> bool:
         """Whether any rule applies to this document at all."""
-        return bool(self.member_of or self.end_matter or self.leaves or self.statement_of)
+        return bool(self.member_of or self.end_matter or self.leaves or self.statement_of or self.statements)
 
     def covers(self, i: int) -> bool:
         """Whether a rule may place heading ``i`` (known before any level is)."""

@@ -186,9 +186,12 @@ class Walk:
             j += 1
         return j
 
-    def after_contents_title(self, i: int) -> bool:
-        """Whether heading ``i`` comes right after the contents page's title, under which nothing nests."""
-        return self.logic is not None and i - 1 in self.logic.leaves
+    def after_leaf(self, i: int) -> bool:
+        """Whether heading ``i`` comes right after a leaf: the contents page's title, or for a listed heading
+        (a contents entry) a financial statement."""
+        logic = self.logic
+        listed = self.fixed[i] is not None or self.in_run[i] is not None
+        return logic is not None and (i - 1 in logic.leaves or (i - 1 in logic.statements and listed))
 
 
 class Rule(NamedTuple):
@@ -236,10 +239,10 @@ def _level_rule(w: Walk, i: int, levels: list[int]) -> list[int]:
     return [min(max(levels[0], 1), w.tree.previous_level + 1)]
 
 
-def _under_contents_title(w: Walk, i: int, levels: list[int]) -> list[int]:
+def _under_leaf(w: Walk, i: int, levels: list[int]) -> list[int]:
     prev = w.tree.previous_level
-    if w.after_contents_title(i) and levels and levels[0] > prev:
-        # nothing nests under the contents page's title: the heading (and its step) moves up beside it
+    if w.after_leaf(i) and levels and levels[0] > prev:
+        # nothing nests under a leaf: the heading (and its step) moves up beside it
         return list(project_levels([min(levels[0], prev)] + list(levels[1:]), prev))
     return levels
 
@@ -268,11 +271,11 @@ def _floor_under_placed(w: Walk, i: int, levels: list[int]) -> list[int]:
 #: what a placed level goes through, in order
 PLACED_CORRECTIONS: tuple[Rule, ...] = (
     Rule("the level rule", _level_rule),
-    Rule("nothing nests under the contents page's title", _under_contents_title),
+    Rule("nothing nests under a leaf (the contents page's title, a financial statement)", _under_leaf),
 )
 
 #: what a step's predicted levels go through, in order
 PREDICTED_CORRECTIONS: tuple[Rule, ...] = (
     Rule("the floor under placed headings", _floor_under_placed),
-    Rule("nothing nests under the contents page's title", _under_contents_title),
+    Rule("nothing nests under a leaf (the contents page's title, a financial statement)", _under_leaf),
 )

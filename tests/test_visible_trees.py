@@ -1,0 +1,54 @@
+"""Trees a user sees in every hit's section path: the patterns of errors seen on real filings, reproduced on
+generated PDFs (each test fails without the rule it names)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pdfgen import contents_report  # noqa: E402
+
+from structrag import parse_pdf  # noqa: E402
+from structrag.headings.contents import SECONDARY  # noqa: E402
+from structrag.model import Heading  # noqa: E402
+from structrag.levels import assign_levels  # noqa: E402
+
+
+def test_the_contents_pages_title_block_heads_no_tree(tmp_path):
+    # a 10-K prints "FORM 10-K / For the Year Ended ..." over its contents and again over Part I: the
+    # contents reads the period line as a divider entry, found on the first body page; it is no section
+    pdf = contents_report(tmp_path / "k.pdf", title_block=("ACME HOLDINGS", "For the Year Ended December 31, 2024"))
+    tree = parse_pdf(pdf, outline="ignore").tree
+    texts = [h.text for h in tree.headings]
+    assert "For the Year Ended December 31, 2024" not in texts
+    assert [h.level for h in tree.headings if h.text == "1 Company Overview"] == [1]
+
+
+def _heading(text: str, page: int, k: int, *, level=None, source="layout", level_source=None) -> Heading:
+    return Heading(text=text, page=page, bbox=(72.0, 100.0 + 20 * k, 400.0, 114.0 + 20 * k), block=k, block_end=k + 1,
+                   size=11.0, bold=True, source=source, level=level, level_source=level_source)
+
+
+def test_nothing_nests_under_a_financial_statement():
+    # a filing's item 8: the statements are siblings, and what the statements' index lists after them (a
+    # schedule of segment data) is not a part of the last statement, nor are the notes
+    spec = [("Item 7. Management's Discussion and Analysis", 10, 1), ("Item 8. Financial Statements", 20, 1),
+            ("Report of Independent Registered Public Accounting Firm", 21, None),
+            ("Consolidated Statements of Operations", 22, None), ("Consolidated Statements of Cash Flows", 23, None),
+            ("Consolidated Statements of Equity", 24, None), ("Summary of Business Segment Data", 25, "run"),
+            ("Acme Holdings and Subsidiaries Notes to the Consolidated Financial Statements", 26, None),
+            ("Note 1 - Summary of Significant Accounting Policies", 26, None), ("Note 2 - Revenue", 28, None),
+            ("Item 9. Changes in and Disagreements with Accountants", 40, 1)]
+    # "run": an entry of the secondary contents (the statements' own index), its level within that run
+    heads = [_heading(t, p, k, level=1 if lv == "run" else lv, source="contents" if lv else "layout",
+                      level_source=SECONDARY if lv == "run" else "contents" if lv else None)
+             for k, (t, p, lv) in enumerate(spec)]
+    got = {h.text: h.level for h in assign_levels(None, heads, predictor="rules").headings}
+    equity = got["Consolidated Statements of Equity"]
+    assert got["Consolidated Statements of Operations"] == equity == got["Consolidated Statements of Cash Flows"]
+    assert got["Summary of Business Segment Data"] <= equity
+    notes = got["Acme Holdings and Subsidiaries Notes to the Consolidated Financial Statements"]
+    assert notes == equity  # the notes' title, the registrant's name before it, is one of the statements
+    assert got["Note 1 - Summary of Significant Accounting Policies"] == notes + 1
