@@ -121,7 +121,7 @@ def build(rows: list[dict], out: Path, mirror: Path, cache_dir: Path, jobs: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.corpus_build", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(CACHE / "corpus"), help="where the corpus goes (default .cache/corpus)")
     ap.add_argument("--mirror", default="/work/.mirror", help="the fetch tool's mirror folder")
     ap.add_argument("--manifest", default=str(MANIFEST))

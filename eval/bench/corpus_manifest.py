@@ -112,7 +112,7 @@ def make_manifest(work: Path, sources: dict) -> tuple[list[dict], Counter]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.corpus_manifest", description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", default="/work/corpus", help="the survey's folder")
     ap.add_argument("--sources", default=str(SOURCES))
     ap.add_argument("--out", default=str(MANIFEST))

@@ -185,7 +185,7 @@ def survey_repo(repository: str, mirror: Path, work: Path, jobs: int, known: set
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m eval.bench.corpus_survey", description=__doc__.split("\n\n")[0])
     ap.add_argument("repos", nargs="+", help="owner/name of fetched snapshots")
     ap.add_argument("--mirror", default="/work/.mirror", help="the fetch tool's mirror folder")
     ap.add_argument("--work", default="/work/corpus", help="where blobs, extractions and survey rows go")
