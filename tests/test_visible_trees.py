@@ -52,3 +52,22 @@ def test_nothing_nests_under_a_financial_statement():
     notes = got["Acme Holdings and Subsidiaries Notes to the Consolidated Financial Statements"]
     assert notes == equity  # the notes' title, the registrant's name before it, is one of the statements
     assert got["Note 1 - Summary of Significant Accounting Policies"] == notes + 1
+
+
+def test_a_clause_title_set_in_its_paragraphs_first_line_is_the_section():
+    # an exhibit's plan: "1.1. Objective. It is the intent ..." is the section "1.1. Objective", not the
+    # line cut where the page ends it
+    from structrag.headings.whole_text import run_in_title
+
+    assert run_in_title("1.1. Objective. It is the intent of Acme Company to provide a compensation program that "
+                        "will attract and") == "1.1. Objective"
+    assert run_in_title("(b) Transfers. A transfer of employment among members of the Controlled Group, without "
+                        "interruption, is") == "(b) Transfers"
+    assert run_in_title("(i) 100 Percent Survivor Option: The Participant shall receive a reduced pension") \
+        == "(i) 100 Percent Survivor Option"
+    # titles that only look like it
+    assert run_in_title("Item 7. Management's Discussion and Analysis of Financial Condition and Results") is None
+    assert run_in_title("2.3 U.S. Operations and International Operations of the Company in 2023") is None
+    assert run_in_title("Exhibit 300: Part II: Planning, Acquisition and Performance Information") is None
+    assert run_in_title("1.1. Objective") is None  # a title alone
+

@@ -25,7 +25,7 @@ from ..text import HAN, all_capitals, is_contents_title, latin_capitals, letter_
 from .not_headings import is_table_line, lone_captions, recurring_captions, row_of_figures, rule_out, running_repeats
 from .outline import heading_from_block
 from .sentences import sentence_titles
-from .whole_text import RUN_IN, cut_off, ends_sentence, leads_in, lone_qualifier
+from .whole_text import RUN_IN, cut_off, ends_sentence, leads_in, lone_qualifier, run_in_title
 from .wrapped import continues_title, join_wrapped, union_bbox
 
 __all__ = ["layout_headings", "merge_headings", "BodyStyle", "body_style", "score_block"]
@@ -336,9 +336,11 @@ def layout_headings(document: Document, min_score: float = 2.0) -> tuple[Heading
     again |= recurring_captions(document, heads, is_table_line)
     again |= lone_captions(document, heads, is_table_line, row_of_figures, body.size)
     # judged whole: a sentence leading into a list may wrap, and its first line alone says nothing
-    return tuple(h for i, h in enumerate(heads)
-                 if i not in again and not leads_in(h.text) and not cut_off(h.text) and not ends_sentence(h.text)
-                 and not lone_qualifier(h.text))
+    kept = [h for i, h in enumerate(heads)
+            if i not in again and not leads_in(h.text) and not cut_off(h.text) and not ends_sentence(h.text)
+            and not lone_qualifier(h.text)]
+    # a clause's title set in its paragraph's first line: the section is the title, not the line
+    return tuple(replace(h, text=t) if (t := run_in_title(h.text)) is not None else h for h in kept)
 
 
 # ---------------------------------------------------------------------------

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-from ..text import starts_lower
+from ..text import letter_count, starts_lower
 
-__all__ = ["leads_in", "cut_off", "ends_sentence", "lone_qualifier", "QUALIFIER", "REGISTRANT", "RUN_IN"]
+__all__ = ["leads_in", "cut_off", "ends_sentence", "lone_qualifier", "run_in_title", "QUALIFIER", "REGISTRANT",
+           "RUN_IN"]
 
 #: a sentence that introduces what follows it ("Asset management fees increased driven by:", "... consist of:"):
 #: a title never ends on a function word
@@ -68,3 +69,51 @@ _CUT_END = re.compile(r"(?:\s(?:the|an|of|and|or|&)|,)$", re.I)
 RUN_IN = re.compile(r"[.:;—–]\s")
 #: a sentence's full stop (not an abbreviation's: "etc." and "Inc." end titles too)
 _STOP_END = re.compile(r"[a-z]{3,}[.!?]['\"”’)]?$")
+
+
+#: words a full stop follows without ending anything: initials ("U.S"), a company's form, a reference
+_ABBREVIATION = re.compile(r"(?:\b[A-Za-z]|\b(?:inc|co|corp|ltd|llc|no|nos|vs|mr|mrs|ms|dr|st|sec|art|fig|jr|sr))$",
+                           re.I)
+#: a run-in title is short; what follows it on its line is its paragraph's first words
+_RUN_IN_TITLE_WORDS = 8
+_RUN_IN_TEXT_WORDS = 5
+#: the first words of a sentence, and the verbs that make a clause's text one (not a title's)
+_SENTENCE_OPENERS = frozenset("the a an it this these those each any all if unless when upon in on for no such we our "
+                              "there as notwithstanding subject except with".split())
+_SENTENCE_VERBS = frozenset("is are was were be been shall will may must has have had does do can should would "
+                            "means includes".split())
+#: a heading text this long that holds a run-in title is a title with its paragraph's first line
+_RUN_IN_MIN_CHARS = 60
+
+
+def run_in_title(text: str) -> str | None:
+    """The run-in title of a heading whose text goes on into its paragraph, or None.
+
+    A contract's clauses and a plan's sections set their titles in the paragraph's first line: "1.1.
+    Objective. It is the intent of 3M Company to provide a compensation program that will attract and";
+    the section is "1.1. Objective", the rest is the paragraph's first words, cut where the line ends.
+    Only a numbered line whose title after the number is short and whose rest is a sentence's start
+    counts ("Item 7. Management's Discussion and Analysis ..." has no lead-in after its number).
+    """
+    from ..numbering import parse_numbering
+
+    t = " ".join(text.split())
+    if len(t) < _RUN_IN_MIN_CHARS:
+        return None
+    num, rest = parse_numbering(t)
+    if num is None or not rest:
+        return None
+    # the first stop that ends the title: not an abbreviation's ("U.S. Operations", "Inc. and ...")
+    m = next((x for x in RUN_IN.finditer(rest)
+              if not (rest[x.start()] == "." and _ABBREVIATION.search(rest[:x.start()]))), None)
+    if m is None:
+        return None
+    lead, after = rest[:m.start()].strip(), rest[m.end():].strip()
+    if letter_count(lead) < 2 or len(lead.split()) > _RUN_IN_TITLE_WORDS or len(after.split()) < _RUN_IN_TEXT_WORDS:
+        return None
+    words = after.lower().replace(",", " ").split()
+    # a sentence starts there (not a title's next part: "Exhibit 300: Part II: Planning ..."): it opens on a
+    # determiner or a conjunction, or it has a verb of the kind contracts and plans are written in
+    if words[0].strip("(\"“‘'") not in _SENTENCE_OPENERS and not _SENTENCE_VERBS & set(words):
+        return None
+    return t[: len(t) - len(rest)] + lead
