@@ -151,6 +151,17 @@ def test_view_leaves_a_file_named_like_its_image_folder(tmp_path, capsys):
     assert rc == 0 and (tmp_path / "r.html").is_file()
 
 
+def test_view_clears_only_its_own_images_from_its_image_folder(tmp_path, capsys):
+    pdf = plain_report(tmp_path / "r.pdf")
+    folder = tmp_path / "r_pages"
+    folder.mkdir()
+    (folder / "holiday.jpg").write_bytes(b"mine")
+    (folder / "p0009.jpg").write_bytes(b"a stale page of an earlier run")
+    rc, _, _ = cli(capsys, "view", pdf, "-o", tmp_path / "r.html")
+    assert rc == 0 and (folder / "holiday.jpg").read_bytes() == b"mine" and not (folder / "p0009.jpg").exists()
+    assert sorted(p.name for p in folder.glob("p*.jpg")) == ["p0001.jpg", "p0002.jpg", "p0003.jpg"]
+
+
 def test_hits_view_refuses_a_folder_as_its_html(index_dir, tmp_path, capsys):
     one_error(capsys, "query", index_dir, "dividends", "--mode", "bm25", "--html", tmp_path, names=("is a folder",))
     one_error(capsys, "view", index_dir, "--query", "dividends", "--mode", "bm25", "-o", tmp_path, "--dpi", "0",

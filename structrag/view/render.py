@@ -311,12 +311,18 @@ def _escape(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
+#: the names :meth:`PageImages.render` gives its images (``p0001.jpg``, ``d20001.jpg``: document 2, page 1)
+_IMAGE_NAME = re.compile(r"^(?:p|d\d+)\d{4,}\.jpg$")
+
+
 def _clear_sidecar(images: PageImages) -> None:
-    """Old images of an earlier run would be shown for pages not rendered this time."""
+    """Old images of an earlier run would be shown for pages not rendered this time; other files in the
+    folder (someone's photos in a folder that happens to have its name) are left alone."""
     if images.inline or not images.folder.is_dir():
         return
     for f in images.folder.glob("*.jpg"):
-        f.unlink()
+        if _IMAGE_NAME.match(f.name):
+            f.unlink()
 
 
 def write_tree_view(
