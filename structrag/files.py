@@ -131,7 +131,7 @@ def check_output_folder(path: str | os.PathLike[str], *, what: str = "output fol
     p = Path(path)
     if os.path.exists(p) and not os.path.isdir(p):
         raise ConfigError(f"is a file, not a folder: the {what} cannot be written there", path=p,
-                          hint=f"name a folder{' for ' + flag if flag else ''} (it is created if missing)")
+                          hint=f"name a folder{' for ' + flag if flag else ''}; it is created if missing")
     _check_parents(p, what)
     return p
 

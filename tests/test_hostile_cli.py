@@ -449,6 +449,15 @@ def test_train_ranker_and_eval_refuse_outputs_of_the_wrong_kind(index_dir, tmp_p
     assert a_file.read_text() == "mine" and list(folder.iterdir()) == []
 
 
+def test_index_refuses_an_index_folder_under_a_file(tmp_path, capsys):
+    pdf = make_report(tmp_path / "r.pdf")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("mine")
+    one_error(capsys, "index", pdf, "--out", a_file / "ix", "--no-dense", names=("a_file", "not a folder"))
+    one_error(capsys, "index", pdf, "--out", a_file, "--no-dense", names=("a_file", "not a folder"))
+    assert a_file.read_text() == "mine"
+
+
 @pytest.mark.xfail(strict=True, reason="structrag/cli/levels.py (_levels) writes -o unchecked: call "
                    "structrag.files.check_output_file(args.output, flag='-o') before predicting")
 def test_levels_refuses_a_folder_as_its_output(tmp_path, capsys):
