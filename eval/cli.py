@@ -66,6 +66,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_progress_arguments(p, noun="progress bars")
 
 
+def _check_out(args: argparse.Namespace) -> None:
+    """A wrong --out fails before the run, not after it."""
+    from structrag.files import check_output_folder
+
+    if args.out:
+        check_output_folder(args.out, what="report folder", flag="--out")
+
+
 def _finish(report: Any, args: argparse.Namespace, default_sub: str) -> int:
     out = Path(args.out or Path(DEFAULT_OUT) / default_sub)
     paths = report.write(out, plots=not args.no_plots)
@@ -75,6 +83,7 @@ def _finish(report: Any, args: argparse.Namespace, default_sub: str) -> int:
 
 
 def _cmd_references(args: argparse.Namespace) -> int:
+    _check_out(args)
     from .references import build_reference_set, write_reference_set
 
     refs = build_reference_set(args.folder, doc_ids=_split(args.doc), outline=args.outline,
@@ -86,6 +95,7 @@ def _cmd_references(args: argparse.Namespace) -> int:
 
 
 def _cmd_headings(args: argparse.Namespace) -> int:
+    _check_out(args)
     from .runners import run_headings
 
     given = options_from_args(ParseOptions, args).to_dict()
@@ -100,8 +110,13 @@ def _cmd_headings(args: argparse.Namespace) -> int:
 
 
 def _cmd_retrieval(args: argparse.Namespace) -> int:
+    _check_out(args)
     from .runners import run_retrieval
 
+    if args.misses_html:
+        from structrag.view.render import check_view_paths
+
+        check_view_paths(args.misses_html, inline=False, flag="--misses-html")
     ks = [int(k) for k in _split(args.k) or ["1", "2", "3", "5", "10", "20"]]
     rep = run_retrieval(args.queries, args.index, modes=_split(args.mode), ks=ks, depth=args.depth,
                         scope=args.scope, progress=args.progress, command=_command(args))
@@ -117,6 +132,7 @@ def _cmd_retrieval(args: argparse.Namespace) -> int:
 
 
 def _cmd_speed(args: argparse.Namespace) -> int:
+    _check_out(args)
     from .runners import SPEED_METHODS, run_speed
 
     pdfs = []
@@ -134,6 +150,7 @@ def _cmd_speed(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    _check_out(args)
     from .report import run_report
 
     path = run_report(args.data, out_dir=args.out or Path(DEFAULT_OUT) / ("report-quick" if args.quick else "report"),

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from structrag.errors import ConfigError, ReferenceFormatError, StructragError
+from structrag.files import cache_folder, read_json, read_json_lines
 from structrag.model import SCHEMA_VERSION, Document, Heading, OutlineEntry
 
 from .trees import Outline
@@ -49,7 +50,7 @@ def default_cache_dir() -> Path | None:
     """``$STRUCTRAG_CACHE`` or the repository's git-ignored ``.cache/`` (None: no cache)."""
     env = os.environ.get("STRUCTRAG_CACHE")
     if env is not None:
-        return Path(env) if env else None
+        return cache_folder() if env else None  # a file there is an error naming the variable
     repo = Path(__file__).resolve().parents[1]
     return repo / ".cache" if (repo / ".git").exists() else None
 
@@ -198,8 +199,9 @@ def find_pdfs(folder: str | os.PathLike) -> list[Path]:
 def read_toc_file(path: str | os.PathLike) -> list[OutlineEntry]:
     """A ``*.toc.json`` outline as entries (pages made 0-based; -1 where none)."""
     p = Path(path)
+    hint = 'expected {"toc": [[level, title, page], ...]}'
+    d = read_json(p, what="outline file", hint=hint)
     try:
-        d = json.loads(p.read_text(encoding="utf-8"))
         toc = d["toc"] if isinstance(d, dict) else d
         out = []
         for k, e in enumerate(toc):
@@ -209,9 +211,8 @@ def read_toc_file(path: str | os.PathLike) -> list[OutlineEntry]:
                 raise ValueError(f"entry {k}: level {lv} < 1")
             out.append(OutlineEntry(level=lv, title=title, page=page if page >= 0 else -1))
         return out
-    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        raise ReferenceFormatError(f"not an outline file ({exc})", path=p,
-                                   hint='expected {"toc": [[level, title, page], ...]}') from None
+    except (ValueError, KeyError, TypeError, IndexError, OverflowError) as exc:
+        raise ReferenceFormatError(f"not an outline file ({exc})", path=p, hint=hint) from None
 
 
 def _manifest(folder: Path) -> dict[str, dict[str, Any]]:
@@ -219,14 +220,10 @@ def _manifest(folder: Path) -> dict[str, dict[str, Any]]:
     if not m.is_file():
         return {}
     rows = {}
-    for n, line in enumerate(m.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ReferenceFormatError(f"line {n}: {exc}", path=m) from None
-        key = r.get("doc_id") or Path(r.get("file", "")).stem
+    for n, r in read_json_lines(m, what="manifest"):
+        if not isinstance(r, dict) or not isinstance(r.get("doc_id") or r.get("file") or "", str):
+            raise ReferenceFormatError(f'line {n}: want a JSON object with "doc_id" (or "file")', path=m)
+        key = r.get("doc_id") or Path(r.get("file") or "").stem
         if key:
             rows[key] = r
     return rows

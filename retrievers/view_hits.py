@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from structrag.errors import ConfigError, InputError
 from structrag.view import DEFAULT_DPI, HitView, PageRef, QueryView, ViewStats, write_hits_view
+from structrag.view.render import check_dpi, check_view_paths
 
 __all__ = ["hit_views", "query_view", "write_query_view", "failed_queries_view", "register"]
 
@@ -144,8 +145,8 @@ def _cmd_view_index(args: argparse.Namespace) -> int:
         raise ConfigError("an index folder needs --query TEXT or --queries FILE", path=args.target)
     if args.k < 1:
         raise ConfigError("-k must be at least 1")
-    out = Path(args.output) if args.output else Path("hits.html")
-    dpi = args.dpi or DEFAULT_DPI
+    dpi = check_dpi(DEFAULT_DPI if args.dpi is None else args.dpi)
+    out = check_view_paths(args.output if args.output else "hits.html", inline=args.inline, flag="-o")
     with Index.open(args.target) as index:
         if args.queries:
             from .rank.training import load_queries

@@ -25,13 +25,13 @@ view showed it when exported.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Literal, Mapping, Sequence
 
 from .errors import ReferenceFormatError
+from .files import read_json
 from .model import BBox, Document, Heading
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -129,12 +129,7 @@ class Corrections:
 def load_corrections(path: str | os.PathLike[str]) -> Corrections:
     """Read and check a corrections file; errors name the file and the entry."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReferenceFormatError("corrections file not found", path=p) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReferenceFormatError(f"not a JSON file ({exc})", path=p) from None
+    data = read_json(p, what="corrections file", hint="export the file again from 'structrag view'")
     return corrections_from_dict(data, path=p)
 
 

@@ -102,6 +102,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], object]] = [
     # component is kept small so years and amounts ("2022 Highlights") are not numbers
     ("decimal", re.compile(r"^(\d{1,2}(?:\.\d{1,3}){0,5})(?:\.|\))?(?=\s|$)"),
      lambda m: tuple(int(x) for x in m.group(1).split("."))),
+    # past 99 ("100. Title" after "99. Title") only with its full stop or bracket: "250 employees" stays text
+    ("decimal", re.compile(r"^(\d{3})[.)](?=\s|$)"), lambda m: (int(m.group(1)),)),
     ("roman", re.compile(r"^([IVXLC]{1,6})[.)](?=\s|$)"), lambda m: (_roman_number(m.group(1)),)),
     ("roman-lower", re.compile(r"^([ivxlc]{1,6})[.)](?=\s|$)"), lambda m: (_roman_number(m.group(1)),)),
     ("alpha", re.compile(r"^([A-Z])[.)](?=\s|$)"), lambda m: (ord(m.group(1)) - 64,)),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Iterable
 
 from .numbering import parse_numbering
 
@@ -22,7 +23,8 @@ __all__ = ["KANA", "HAN_EXT_A", "HAN", "HANGUL", "HAN_COMPAT", "CJK_SYMBOLS", "F
            "CJK_SCRIPT", "CJK_WIDE", "WIDE_CHAR", "HAN_ANY",
            "letter_count", "starts_lower", "upper_line", "latin_capitals", "all_capitals", "capitals_share",
            "normalize_title", "strip_number", "strip_number_pattern", "squeeze", "is_contents_title",
-           "strip_control", "clean_extracted", "clean_heading", "printable", "path_text"]
+           "strip_control", "clean_extracted", "clean_heading", "printable", "path_text", "page_ranges",
+           "is_blank"]
 
 KANA = "\u3040-\u30ff"  # hiragana, katakana
 HAN_EXT_A = "\u3400-\u4dbf"  # CJK unified ideographs extension A
@@ -210,6 +212,19 @@ def clean_extracted(text: str) -> str:
     return _CONTROL.sub("\ufffd" if n >= 2 else "", text)
 
 
+# characters that draw nothing and are not white space to str.split: zero-width space and joiners, the
+# byte-order mark, the word joiner and the other format characters (category Cf), and the blank letters
+# (Hangul fillers, braille blank) some producers pad titles with
+_BLANK_LETTERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` shows nothing: white space, control and format characters only (two zero-width
+    spaces, say)."""
+    return all(c.isspace() or c in _BLANK_LETTERS or unicodedata.category(c) in ("Cc", "Cf", "Zs", "Zl", "Zp")
+               for c in text)
+
+
 def printable(text: str) -> str:
     """``text`` safe for a terminal: each control character shown as ``\\xNN`` instead of acted on.
 
@@ -222,3 +237,17 @@ def path_text(path: str) -> str:
     """A file path as text that can be stored and printed: bytes of a file name in another encoding than
     UTF-8 (which Python keeps as lone surrogates) become U+FFFD."""
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def page_ranges(pages: Iterable[int]) -> str:
+    """0-based page numbers as 1-based ranges for a message: ``3, 7-9``."""
+    ps = sorted(set(pages))
+    parts: list[str] = []
+    i = 0
+    while i < len(ps):
+        j = i
+        while j + 1 < len(ps) and ps[j + 1] == ps[j] + 1:
+            j += 1
+        parts.append(str(ps[i] + 1) if i == j else f"{ps[i] + 1}-{ps[j] + 1}")
+        i = j + 1
+    return ", ".join(parts)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from hostileutil import DEEP, READERS, cli, json_readers
 from indexutil import GLOBEX, lexical_index, make_report
 from pdfgen import PDFBuilder
 from structrag.cli import main
@@ -382,3 +383,104 @@ def test_fuzzed_index_answers_or_exits_2(tmp_path, index_dir):
         assert "Traceback" not in r.stderr, (trial, target, r.stderr[-3000:])
         if r.returncode == 2:
             assert r.stderr.strip(), (trial, target)
+
+
+# --- every file and setting the command line reads, fuzzed ----------------------------------------------------------
+
+# contents no JSON (or JSON-lines) reader should meet with a traceback: empty, not UTF-8, a byte-order mark, JSON of
+# every other shape, unterminated, nested too deep, an integer past Python's digit limit, NaN and overflowing numbers
+_HOSTILE_JSON = [b"", b"\xff\xfe\x00garbage\x00", b"\xef\xbb\xbf[]", b"null", b"[]", b"{}", b"7", b'"text"',
+                 b"[" * 3000, b'{"a": ', DEEP.encode(), b"9" * 5000, b'{"a": NaN, "b": [1e999]}',
+                 b'[{"text": 1, "page": true, "doc": null, "query": [], "relevant_pages": "x", "doc_id": {}}]',
+                 b'{"doc": 1, "query": {}, "relevant_pages": [-1], "evidence": 3}']
+
+
+@pytest.fixture(scope="module")
+def fuzz_index(tmp_path_factory):
+    return lexical_index(tmp_path_factory.mktemp("fuzz"))
+
+
+def _answers_or_one_error(rc: int, err: str, path: Path, what) -> None:
+    assert rc in (0, 1, 2), (what, rc, err[-2000:])
+    if rc == 2:
+        lines = [ln for ln in err.splitlines() if ln.startswith("structrag: error:")]
+        assert len(lines) == 1 and path.name in lines[0], (what, err[-2000:])
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_fuzzed_json_files_give_a_result_or_one_error_naming_the_file(tmp_path, fuzz_index, capsys, name):
+    path, argv = json_readers(tmp_path, fuzz_index)[name]
+    for content in _HOSTILE_JSON:
+        if name == "manifest" and not content:
+            continue  # an empty manifest trains on --also alone; without it the error says there is nothing
+        for variant in (content, content + b"\n" + content):  # JSON lines: a bad second line too
+            path.write_bytes(variant)
+            rc, _, err = cli(capsys, *argv)  # an exception here is the traceback a user would see
+            _answers_or_one_error(rc, err, path, variant[:40])
+    # not a file at all
+    path.unlink()
+    path.mkdir()
+    _answers_or_one_error(*cli(capsys, *argv)[::2], path, "a folder")
+    path.rmdir()
+    if name not in ("checkpoint",):  # a checkpoint that does not exist yet is made
+        _answers_or_one_error(*cli(capsys, *argv)[::2], path, "missing")
+
+
+@pytest.mark.parametrize("name", READERS)
+def test_a_fifo_in_place_of_a_json_file_does_not_hang(tmp_path, fuzz_index, name):
+    path, argv = json_readers(tmp_path, fuzz_index)[name]
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+    r = run_cli(*map(str, argv), timeout=60)
+    assert_clean_error(r, path.name, "not a regular file")
+
+
+# values no setting should meet with a traceback: blank, control and non-ASCII characters, numbers of the wrong
+# kind, URLs that do not parse, a long string, paths of the wrong kind
+def _hostile_values(tmp_path: Path) -> list[str]:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not what it should be\n")
+    (tmp_path / "a_folder").mkdir(exist_ok=True)
+    return [" ", "\t", "\x7f", "é", "-1", "0", "1e999", "nan", "http://[::1", "ht!tp://x", "x" * 5000,
+            str(a_file), str(tmp_path / "a_folder")]
+
+
+def test_fuzzed_environment_gives_a_result_or_one_error_naming_the_variable(tmp_path, fuzz_index, capsys,
+                                                                           monkeypatch):
+    pytest.importorskip("openai")
+    pdf = make_report(tmp_path / "r.pdf")
+    for var in ("STRUCTRAG_BACKEND", "STRUCTRAG_BASE_URL", "STRUCTRAG_API_KEY", "STRUCTRAG_MODEL",
+                "STRUCTRAG_EXACT_BELOW", "STRUCTRAG_EMBED_BACKEND", "STRUCTRAG_SHARED_DATA"):
+        for value in _hostile_values(tmp_path):
+            if var == "STRUCTRAG_EMBED_BACKEND" and not value.strip():
+                continue  # blank means the default engine: a real embedding run, not a hostile value
+            with monkeypatch.context() as m:
+                # a model server that refuses at once: the settings are read, nothing waits
+                m.setenv("STRUCTRAG_MODEL", "m")
+                m.setenv("STRUCTRAG_BASE_URL", "http://127.0.0.1:9/v1")
+                m.setenv(var, value)
+                argv = {"STRUCTRAG_EXACT_BELOW": ["query", fuzz_index, "dividends", "--mode", "bm25"],
+                        "STRUCTRAG_EMBED_BACKEND": ["index", pdf, "--out", tmp_path / "ix", "--quiet"],
+                        "STRUCTRAG_SHARED_DATA": ["train-levels", "--out", tmp_path / "m.txt"],
+                        }.get(var, ["toc", pdf, "--ignore-outline", "--predictor", "llm", "--fallback", "none"])
+                rc, _, err = cli(capsys, *argv)
+                assert rc in (0, 2), (var, value[:40], err[-2000:])
+                lines = [ln for ln in err.splitlines() if ln.startswith("structrag: error:")]
+                assert rc == 0 or len(lines) == 1, (var, value[:40], err[-2000:])
+
+
+@pytest.mark.parametrize("var", ["STRUCTRAG_CACHE", "STRUCTRAG_EMBEDDING_CACHE", "STRUCTRAG_EMBED_THREADS"])
+def test_fuzzed_cache_and_thread_settings_are_used_or_refused_by_name(tmp_path, monkeypatch, var):
+    from retrievers.embed.encoder import DenseEncoder, default_threads
+    from structrag.errors import ConfigError
+    from structrag.files import cache_folder
+
+    use = {"STRUCTRAG_CACHE": lambda: cache_folder("x"), "STRUCTRAG_EMBED_THREADS": default_threads,
+           "STRUCTRAG_EMBEDDING_CACHE": lambda: DenseEncoder().cache}[var]
+    monkeypatch.chdir(tmp_path)  # relative values land here
+    for value in _hostile_values(tmp_path):
+        monkeypatch.setenv(var, value)
+        try:
+            use()
+        except ConfigError as exc:
+            assert var in str(exc), (value[:40], exc)

@@ -7,21 +7,49 @@ from typing import Sequence
 
 import numpy as np
 
+from structrag.errors import ConfigError
+
 __all__ = ["EmbeddingCache"]
 
 
 class EmbeddingCache:
-    """Embeddings in a SQLite file, keyed by (model, sha1 of text); float32 bytes, no pickle."""
+    """Embeddings in a SQLite file, keyed by (model, sha1 of text); float32 bytes, no pickle.
 
-    def __init__(self, path: str | os.PathLike, model_key: str) -> None:
+    ``source`` names where the path came from in errors (the argument, or ``$STRUCTRAG_EMBEDDING_CACHE``).
+    A path that is no cache is an error rather than a warning and a run without one: the setting was made
+    on purpose, a run without it embeds everything again (minutes to hours) with a line on stderr as its
+    only sign, and a file that is not a cache is someone's data, never written into.
+    """
+
+    def __init__(self, path: str | os.PathLike, model_key: str, *, source: str = "cache") -> None:
         import sqlite3
 
         self.path = str(path)
         self.model_key = model_key
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS emb (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))")
+        hint = (f"point {source} at a new file (it is created) or at an earlier embedding cache, or unset it; "
+                "the file named is left as it is")
+        if os.path.exists(self.path) and not os.path.isfile(self.path):
+            raise ConfigError(f"{source} names a folder or a special file, not an embedding cache", path=self.path,
+                              hint=hint)
+        conn = None
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "emb" not in tables:
+                raise ConfigError(f"{source} names a SQLite database of something else, not an embedding cache",
+                                  path=self.path, hint=hint)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS emb (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))")
+        except (sqlite3.Error, OSError) as exc:
+            if conn is not None:
+                conn.close()
+            raise ConfigError(f"{source} is not a usable embedding cache ({exc})", path=self.path,
+                              hint=hint) from None
+        except ConfigError:
+            conn.close()  # type: ignore[union-attr]
+            raise
+        self._conn = conn
 
     @staticmethod
     def _k(text: str) -> str:

@@ -157,10 +157,14 @@ def default_threads() -> int:
     """Threads for embedding a batch: ``$STRUCTRAG_EMBED_THREADS``, else ``$OMP_NUM_THREADS``, else
     the CPUs this process may run on."""
     for var in ("STRUCTRAG_EMBED_THREADS", "OMP_NUM_THREADS"):
+        raw = os.environ.get(var, "").strip()
         try:
-            n = int(os.environ.get(var, "0") or 0)
+            n = int(raw or 0)
         except ValueError:
-            n = 0
+            if var == "STRUCTRAG_EMBED_THREADS":
+                raise ConfigError(f"STRUCTRAG_EMBED_THREADS={raw!r} is not a number of threads",
+                                  hint="set a whole number such as 4, or unset it") from None
+            n = 0  # OMP_NUM_THREADS may hold OpenMP's own syntax ("4,2", one count per nesting level)
         if n > 0:
             return n
     try:
@@ -231,8 +235,9 @@ class DenseEncoder:
         if threads is not None and int(threads) < 1:
             raise ConfigError(f"threads must be at least 1, got {threads}")
         self.threads = int(threads) if threads is not None else None
+        source = "cache" if cache is not None else "STRUCTRAG_EMBEDDING_CACHE"
         cache = cache if cache is not None else os.environ.get("STRUCTRAG_EMBEDDING_CACHE") or None
-        self.cache = EmbeddingCache(cache, self._cache_key(max_seq_length)) if cache else None
+        self.cache = EmbeddingCache(cache, self._cache_key(max_seq_length), source=source) if cache else None
         self.device = device
         self.batch_size = int(batch_size)
         self.max_seq_length = max_seq_length

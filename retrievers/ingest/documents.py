@@ -47,17 +47,22 @@ class ProcessedPDF(NamedTuple):
 
 
 def expand_paths(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """PDF files named or found (recursively) in folders, in a stable order, without repeats."""
+    """PDF files named or found (recursively) in folders, in a stable order, without repeats.
+
+    A ``*.pdf`` link in a folder that leads nowhere (broken, or a loop) is kept: it fails later with its
+    reason, as a named file that is missing does, instead of vanishing from the report.
+    """
     out: list[Path] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for p in paths:
         p = Path(p)
-        if p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() == ".pdf")
+        if os.path.isdir(p):  # not Path.is_dir: it raises for a name too long
+            found = sorted(q for q in p.rglob("*")
+                           if q.suffix.lower() == ".pdf" and (q.is_file() or (q.is_symlink() and not q.is_dir())))
         else:
             found = [p]  # a missing or non-PDF file fails later with a clear message
         for q in found:
-            r = q.resolve()
+            r = os.path.realpath(q)  # never raises: a symlink loop resolves as far as it goes
             if r not in seen:
                 seen.add(r)
                 out.append(q)

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from structrag.errors import ConfigError, ModelError
+from structrag.files import check_output_file, read_json
 
 __all__ = ["LambdaRanker", "default_model_path", "MODEL_FORMAT"]
 
@@ -198,9 +199,10 @@ class LambdaRanker:
         self._check_fitted()
         import lightgbm as lgb
 
-        p = Path(path)
+        p = check_output_file(path, what="ranker model file", example="ranker.txt")
         if p.suffix == ".json":
             raise ConfigError(f"a model path ends in .txt, not .json: {p}")
+        check_output_file(_meta_path(p), what="ranker metadata file")
         p.parent.mkdir(parents=True, exist_ok=True)
         text = self.booster_.model_to_string()
         meta = {
@@ -220,20 +222,21 @@ class LambdaRanker:
 
         p = Path(path)
         mp = _meta_path(p)
-        try:
-            meta = json.loads(mp.read_text(encoding="utf-8"))
-        except OSError as e:
-            raise ModelError(f"ranker metadata {mp.name} is missing next to the model: {e}", path=p) from e
-        except ValueError as e:
-            raise ModelError(f"ranker metadata is not JSON: {e}", path=mp) from e
-        if meta.get("format") != MODEL_FORMAT:
-            raise ModelError(f"not a structrag ranker (format {meta.get('format')!r}, expected {MODEL_FORMAT!r})", path=mp)
+        if not mp.exists():
+            raise ModelError(f"ranker metadata {mp.name} is missing next to the model", path=p)
+        meta = read_json(mp, what="ranker metadata", error=ModelError)
+        if not isinstance(meta, dict) or meta.get("format") != MODEL_FORMAT:
+            fmt = meta.get("format") if isinstance(meta, dict) else None
+            raise ModelError(f"not a structrag ranker (format {fmt!r}, expected {MODEL_FORMAT!r})", path=mp)
         try:
             booster = lgb.Booster(model_str=p.read_text(encoding="utf-8"))
         except (OSError, lgb.basic.LightGBMError) as e:
             raise ModelError(f"cannot read LightGBM model: {e}", path=p) from e
-        params = dict(meta["params"])
-        features = params.pop("features")
+        try:
+            params = dict(meta["params"])
+            features = params.pop("features")
+        except (KeyError, TypeError, ValueError):
+            raise ModelError("ranker metadata lacks its \"params\" and their \"features\"", path=mp) from None
         if list(booster.feature_name()) != list(features):
             raise ModelError(f"model features {booster.feature_name()} do not match its metadata {features}", path=p)
         obj = cls(features, **params)

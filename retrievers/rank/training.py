@@ -14,7 +14,6 @@ one LambdaRank group.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from collections import Counter
@@ -24,6 +23,7 @@ import numpy as np
 
 from structrag._progress import progress_bar
 from structrag.errors import ConfigError, ReferenceFormatError
+from structrag.files import read_json_lines
 
 from .features import KNOWN_FEATURES, compute_features, feature_names, needs_dense
 from .ranker import LambdaRanker
@@ -59,20 +59,10 @@ class Query(NamedTuple):
 def load_queries(path: str | os.PathLike) -> list[Query]:
     """Read a queries JSON-lines file; errors name the line."""
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise ReferenceFormatError(f"cannot read queries: {e.strerror or e}", path=p) from e
     out: list[Query] = []
     seen: set[str] = set()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for n, d in read_json_lines(p, what="queries file"):
         where = f"{p}:{n}"
-        try:
-            d = json.loads(line)
-        except ValueError as e:
-            raise ReferenceFormatError(f"line {n} is not JSON: {e}", path=p) from e
         if not isinstance(d, dict):
             raise ReferenceFormatError(f"line {n} is not a JSON object", path=p)
         missing = [k for k in ("query", "doc", "relevant_pages") if k not in d]
@@ -85,7 +75,14 @@ def load_queries(path: str | os.PathLike) -> list[Query]:
         if qid in seen:
             raise ReferenceFormatError(f"line {n}: duplicate qid {qid!r}", path=p)
         seen.add(qid)
-        ev = tuple((int(e["page"]), str(e.get("text", ""))) for e in d.get("evidence", []) or [] if "page" in e)
+        evidence = d.get("evidence") or []
+        try:
+            if not isinstance(evidence, list) or not all(isinstance(e, dict) for e in evidence):
+                raise TypeError
+            ev = tuple((int(e["page"]), str(e.get("text", ""))) for e in evidence if "page" in e)
+        except (TypeError, ValueError, OverflowError):
+            raise ReferenceFormatError(f"line {n}: evidence must be a list of {{\"page\": N, \"text\": ...}}",
+                                       path=p) from None
         group = str(d.get("company") or d["doc"])
         # a file that labels section naming has the key on every line (null: names none)
         ns = bool(d["names_section"]) if "names_section" in d else None

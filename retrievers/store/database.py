@@ -36,6 +36,7 @@ from urllib.parse import quote
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from structrag.errors import ConfigError, IndexFormatError, SchemaVersionError
+from structrag.files import check_output_folder
 
 from .durable import DB_NAME, atomic_write_bytes, damaged, fsync_dir, read_only_storage, reads
 from .files import DerivedFiles
@@ -166,8 +167,7 @@ class Store(DerivedFiles):
         root = Path(root)
         if (root / DB_NAME).exists():
             raise ConfigError(f"an index already exists in {root}")
-        if root.exists() and not root.is_dir():
-            raise ConfigError(f"{root} exists and is not a directory")
+        check_output_folder(root, what="index folder")  # a file there, or where a parent folder should be
         root.mkdir(parents=True, exist_ok=True)
         # build the database under a temporary name so a half-created index never exists
         tmp = root / f".{DB_NAME}.creating-{os.getpid()}"

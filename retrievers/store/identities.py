@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from structrag.errors import ConfigError, InputError
+from structrag.files import read_json_lines
 from structrag.identity import COVER_PAGES, identify, normalize_issuer, normalize_type
 from structrag.model import IDENTITY_FIELDS, Document, DocumentIdentity
 
@@ -154,18 +155,8 @@ def read_meta_file(path: str | Path, resolve) -> list[tuple[str, dict[str, Any]]
     """``(document name, fields)`` of each line of a JSON-lines ``--meta`` file (``{"doc": ..., "issuer": ...}``);
     ``resolve(doc)`` names the indexed document.  Every line is checked before anything is written."""
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read the metadata file: {e}", path=p) from None
     out = []
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            raise InputError(f"line {n} is not JSON: {e}", path=p) from None
+    for n, row in read_json_lines(p, what="metadata file", error=InputError):
         if not isinstance(row, dict) or not isinstance(row.get("doc"), str):
             raise InputError(f'line {n}: want a JSON object with "doc" (the indexed file) and identity fields', path=p)
         try:

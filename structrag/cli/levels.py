@@ -75,18 +75,10 @@ def register(sub: Any) -> None:
 
 def read_reference_headings(path: str | os.PathLike[str]) -> list[dict]:
     """The reference file's heading records, checked; pages stay 1-based here."""
+    from ..files import read_json
+
     p = Path(path)
-    if p.is_dir():
-        raise ReferenceFormatError("is a folder, not a JSON file", path=p,
-                                   hint="pass the reference headings file: a JSON list of {text, page, bbox}")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReferenceFormatError("file not found", path=p) from None
-    except OSError as exc:
-        raise ReferenceFormatError(f"cannot be read: {exc.strerror or exc}", path=p) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReferenceFormatError(f"not a JSON file ({exc})", path=p) from None
+    data = read_json(p, what="reference headings file", hint="a JSON list of {text, page, bbox}")
     if isinstance(data, dict) and isinstance(data.get("headings"), list):
         data = data["headings"]
     if not isinstance(data, list):

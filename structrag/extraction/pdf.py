@@ -25,7 +25,7 @@ from .._pymupdf import route_mupdf_messages
 from ..errors import CorruptPDFError, EncryptedPDFError, NotAPDFError, StructragWarning
 from ..files import file_sha1, require_regular_file
 from ..model import Block, Document, OutlineEntry
-from ..text import path_text, strip_control
+from ..text import is_blank, page_ranges, path_text, strip_control
 from .blocks import _block_style, _PageBlock
 from .contents_pages import _may_be_toc, mark_contents_pages
 from .furniture import _RUNNING_ZONE, _mark_furniture, _split_running_lines
@@ -73,19 +73,27 @@ def open_pdf(path: str | os.PathLike[str], password: str | None = None):
                 hint="pass password=... (CLI: --password), or decrypt it first, e.g. "
                 "`qpdf --decrypt --password=SECRET in.pdf out.pdf`",
             )
-    if doc.page_count == 0:
+    try:
+        pages = doc.page_count
+    except Exception as exc:  # a page tree whose count MuPDF rejects: no page of it can be loaded
+        doc.close()
+        raise CorruptPDFError(f"its page tree cannot be read ({exc}): no page can be loaded", path=p,
+                              hint="the file is damaged; re-download it, or re-export it from its source") from None
+    if pages == 0:
         doc.close()
         raise CorruptPDFError("has no readable pages", path=p, hint="the file is damaged or truncated")
     return doc
 
+
 def clean_outline(entries: Iterable[OutlineEntry]) -> tuple[OutlineEntry, ...]:
-    """Outline entries without blank titles; the children of a dropped entry move up one level."""
+    """Outline entries without blank titles (nothing but white space, zero-width and other invisible
+    characters: no heading a reader could see); the children of a dropped entry move up one level."""
     out: list[OutlineEntry] = []
     dropped: list[int] = []  # levels of the blank entries whose subtrees are still open
     for e in entries:
         while dropped and e.level <= dropped[-1]:
             dropped.pop()
-        if not e.title:
+        if is_blank(e.title):
             dropped.append(e.level)
             continue
         out.append(replace(e, level=max(1, e.level - len(dropped))) if dropped else e)
@@ -98,20 +106,6 @@ def _progress(total: int, desc: str, enabled: Progress):
     from .._progress import progress_bar  # no tqdm import for a bar nobody sees
 
     return progress_bar(total, desc=desc, unit="page", enabled=enabled)
-
-
-def _compact_pages(pages: Iterable[int]) -> str:
-    """1-based page list as ranges: ``3, 7-9``."""
-    ps = sorted(set(pages))
-    parts: list[str] = []
-    i = 0
-    while i < len(ps):
-        j = i
-        while j + 1 < len(ps) and ps[j + 1] == ps[j] + 1:
-            j += 1
-        parts.append(str(ps[i] + 1) if i == j else f"{ps[i] + 1}-{ps[j] + 1}")
-        i = j + 1
-    return ", ".join(parts)
 
 
 @route_mupdf_messages  # MuPDF's own messages: the structrag log and a counted warning, not stdout
@@ -153,10 +147,10 @@ def extract(
     if textless:
         warnings.append(
             f"{path}: {len(textless)} page(s) without a text layer (scanned?), "
-            f"pages {_compact_pages(textless)}: no text taken from them"
+            f"pages {page_ranges(textless)}: no text taken from them"
         )
     if failed:
-        warnings.append(f"{path}: text extraction failed on pages {_compact_pages(failed)}")
+        warnings.append(f"{path}: text extraction failed on pages {page_ranges(failed)}")
     for w in warnings:
         _warnings.warn(w, StructragWarning, stacklevel=3)  # past route_mupdf_messages, to the caller
 

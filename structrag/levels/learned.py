@@ -16,13 +16,13 @@ not import lightgbm; training does.
 
 from __future__ import annotations
 
-import json
 import os
 from importlib import resources
 from pathlib import Path
 from typing import Literal, Sequence
 
 from ..errors import ConfigError, ModelError
+from ..files import read_json
 from ..model import Heading
 from .base import LevelPrediction, Memory, PredictionContext
 from .features import FEATURE_NAMES, View, candidate_rows
@@ -165,4 +165,7 @@ def model_metadata(path: str | os.PathLike[str] | None = None) -> dict:
     meta = p.with_suffix(".json")
     if not meta.is_file():
         return {}
-    return json.loads(meta.read_text(encoding="utf-8"))
+    data = read_json(meta, what="level model metadata", error=ModelError)
+    if not isinstance(data, dict):
+        raise ModelError("level model metadata must be a JSON object", path=meta)
+    return data

@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 from ..errors import ConfigError, ReferenceFormatError
 from ..extraction import extract
-from ..files import file_sha1
+from ..files import file_sha1, read_json, read_json_lines
 from ..model import SCHEMA_VERSION, Document, Heading, OutlineEntry
 from ..numbering import parse_numbering
 from ..headings.outline import heading_from_block, locate_outline
@@ -143,13 +143,34 @@ def reference_headings(document: Document, entries: Sequence[OutlineEntry]) -> t
     return tuple(out)
 
 
+_TOC_HINT = 'expected {"toc": [[level, title, page], ...]}'
+
+
 def _read_toc(path: Path) -> list[OutlineEntry]:
+    d = read_json(path, what="outline file", hint=_TOC_HINT)
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
         return [OutlineEntry(level=int(lv), title=str(t), page=int(p) - 1) for lv, t, p in d["toc"]]
     except (ValueError, KeyError, TypeError) as exc:
-        raise ReferenceFormatError(f"not an outline file ({exc})", path=path,
-                                   hint='expected {"toc": [[level, title, page], ...]}') from None
+        raise ReferenceFormatError(f"not an outline file ({exc})", path=path, hint=_TOC_HINT) from None
+
+
+def _read_manifest(path: Path) -> list[dict]:
+    """The rows of a headings folder's ``manifest.jsonl``: objects with a ``doc_id`` (the file names' stem)."""
+    hint = 'one JSON object a line: {"doc_id": "NAME", "group": ..., "sha1": ...} for NAME.pdf and NAME.toc.json'
+    rows = []
+    for n, row in read_json_lines(path, what="manifest", hint=hint):
+        if not isinstance(row, dict):
+            raise ReferenceFormatError(f"line {n} is not a JSON object", path=path, hint=hint)
+        doc_id = row.get("doc_id")
+        if not isinstance(doc_id, str) or not doc_id or doc_id != Path(doc_id).name:
+            raise ReferenceFormatError(f"line {n}: \"doc_id\" must be a file name stem, got {doc_id!r}",
+                                       path=path, hint=hint)
+        for key in ("group", "sha1"):
+            if row.get(key) is not None and not isinstance(row[key], str):
+                raise ReferenceFormatError(f"line {n}: \"{key}\" must be a string, got {row[key]!r}",
+                                           path=path, hint=hint)
+        rows.append(row)
+    return rows
 
 
 def load_reference_docs(
@@ -163,10 +184,10 @@ def load_reference_docs(
     """Every document of a headings folder (``manifest.jsonl`` order), with reference headings."""
     d = Path(data_dir)
     manifest = d / "manifest.jsonl"
-    if not manifest.is_file():
+    if not os.path.exists(manifest):  # one that is there but no file (a FIFO, a folder) is read, and says so
         raise ConfigError("no manifest.jsonl in the headings folder", path=d,
                           hint="point at shared/data/headings (or a folder laid out like it)")
-    rows = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = _read_manifest(manifest)
     wanted = set(doc_ids) if doc_ids is not None else None
     if wanted is not None:
         missing = wanted - {r["doc_id"] for r in rows}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,10 +52,10 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from ..text import printable
     from ..corrections import apply_to_parsed, load_corrections
     from ..pipeline import parse_pdf
-    from .render import DEFAULT_DPI, write_tree_view
+    from .render import DEFAULT_DPI, check_dpi, check_view_paths, write_tree_view
 
     target = Path(args.target)
-    if target.is_dir():
+    if os.path.isdir(target):  # not Path.is_dir: it raises for a name too long
         if args.index_view is None:
             raise ConfigError("is a folder: showing an index's search hits needs the retrievers package",
                               path=target, hint="pip install structrag (with retrievers), or pass a PDF")
@@ -62,7 +63,10 @@ def _cmd_view(args: argparse.Namespace) -> int:
     if getattr(args, "query", None):
         raise ConfigError("--query needs an index folder, not a PDF", path=target,
                           hint="structrag index DIR REPORT.pdf, then structrag view DIR --query ...")
-    corrections = load_corrections(args.corrections) if args.corrections else None  # fail before parsing
+    # wrong settings fail before the parse: a dpi of 0, an output that is a folder
+    dpi = check_dpi(DEFAULT_DPI if args.dpi is None else args.dpi)
+    out = check_view_paths(args.output if args.output else target.stem + ".html", inline=args.inline, flag="-o")
+    corrections = load_corrections(args.corrections) if args.corrections else None
     options, run_options = parse_options_from_args(args)
     parsed = parse_pdf(target, options, progress=args.progress, **run_options)
     if corrections is not None:
@@ -70,11 +74,10 @@ def _cmd_view(args: argparse.Namespace) -> int:
     for w in parsed.document.warnings:
         print(printable(f"structrag: warning: {w}"), file=sys.stderr)
     report_fallback(parsed.stats.get("levels"), parsed.document.path)
-    out = Path(args.output) if args.output else Path(target.stem + ".html")
     given = options.resolved()
     settings = {"outline": given["outline"], "contents": given["contents"], "predictor": str(args.predictor or "learned")}
     stats = write_tree_view(out, parsed.document, parsed.headings, pdf=target, inline=args.inline,
-                            dpi=args.dpi or DEFAULT_DPI, password=given["password"], settings=settings)
+                            dpi=dpi, password=given["password"], settings=settings)
     print(printable(f"structrag: {stats.summary()}"), file=sys.stderr)
     if args.stats:
         print(json.dumps(parsed.stats, indent=2, default=str), file=sys.stderr)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import math
 import os
 import re
 import time
@@ -23,12 +25,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from .._pymupdf import MuPDFMessages
 from ..corrections import CORRECTIONS_FORMAT, CORRECTIONS_SCHEMA, VIEW_TEXT_CHARS
 from ..errors import ConfigError
+from ..files import check_output_file
 from ..model import BBox, Document, Heading
+from ..text import page_ranges
 
 __all__ = [
     "DEFAULT_DPI",
+    "DPI_RANGE",
+    "check_dpi",
+    "check_view_paths",
     "PageRef",
     "HitView",
     "QueryView",
@@ -39,8 +47,42 @@ __all__ = [
     "tree_payload",
 ]
 
+log = logging.getLogger(__name__)
+
 #: 96 dpi: an A4 page is ~794 px wide, sharp enough to read headings, ~100 KB as JPEG.
 DEFAULT_DPI = 96
+#: the resolutions ``--dpi`` takes
+DPI_RANGE = (24, 300)
+#: a page image has at most this many pixels, and this many on a side: MuPDF refuses a pixmap of a
+#: gigabyte (PDF's largest page, 14,400 pt square, at 96 dpi) and browsers struggle long before; an A3
+#: page at 300 dpi has 17 Mpx, so only outsized pages are drawn below the asked resolution
+MAX_PAGE_PIXELS = 25_000_000
+MAX_PAGE_SIDE = 16_384
+
+
+def check_dpi(dpi: int) -> int:
+    """``dpi`` if within :data:`DPI_RANGE`; else :class:`ConfigError`."""
+    lo, hi = DPI_RANGE
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not lo <= dpi <= hi:
+        raise ConfigError(f"--dpi must be between {lo} and {hi}, got {dpi!r}", hint=f"the default is {DEFAULT_DPI}")
+    return dpi
+
+
+def check_view_paths(out: str | os.PathLike[str], *, inline: bool, flag: str | None = None) -> Path:
+    """The HTML path of a view if it and its page-image folder (``NAME_pages/`` beside it, unless ``inline``)
+    can be written; else :class:`ConfigError`, before any work and without touching either.  ``flag``: the
+    option that named it, for the hint."""
+    out = check_output_file(out, what="HTML file", flag=flag, example="view.html")
+    folder = _image_folder(out)
+    if not inline and folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{folder} is a file, and the page images go in a folder of that name", path=out,
+                          hint="move that file away, pass --inline (images inside the HTML), or name another "
+                          "HTML file")
+    return out
+
+
+def _image_folder(html: Path) -> Path:
+    return html.with_name(html.stem + "_pages")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +130,13 @@ class ViewStats:
     render_s: float
     total_s: float
     extra: tuple[tuple[str, Any], ...] = field(default=())
+    notes: tuple[str, ...] = ()  # pages drawn smaller than asked, pages that could not be drawn
 
     def summary(self) -> str:
         where = f" + {self.images} page images ({self.image_bytes / 1e6:.1f} MB) in {self.image_dir}" \
             if self.image_dir else f" ({self.images} page images inline)"
-        return f"wrote {self.html} ({self.html_bytes / 1e6:.2f} MB){where} in {self.total_s:.1f} s"
+        notes = "".join(f"; {n}" for n in self.notes)
+        return f"wrote {self.html} ({self.html_bytes / 1e6:.2f} MB){where} in {self.total_s:.1f} s{notes}"
 
 
 _PLACEHOLDER = re.compile(r"__TITLE__|/\*__STYLE__\*/|__DATA__|/\*__SCRIPT__\*/")
@@ -111,15 +155,16 @@ class PageImages:
 
     def __init__(self, html: Path, sources: Mapping[str, str | os.PathLike[str]], *, inline: bool = False,
                  dpi: int = DEFAULT_DPI, quality: int = 60, password: str | None = None) -> None:
-        if not 24 <= dpi <= 300:
-            raise ConfigError(f"--dpi must be between 24 and 300, got {dpi}")
+        self.dpi = check_dpi(dpi)
         self.html = html
         self.inline = inline
         self.zoom = dpi / 72.0
         self.quality = quality
         self.password = password
         self.sources = dict(sources)
-        self.folder = html.with_name(html.stem + "_pages")
+        self.folder = _image_folder(html)
+        self.reduced: list[tuple[str, int]] = []  # (document, page) drawn below the asked resolution
+        self.unrendered: list[tuple[str, int]] = []  # (document, page) MuPDF could not load or draw
         self.count = 0
         self.bytes = 0
         self.seconds = 0.0
@@ -138,12 +183,24 @@ class PageImages:
         return self._open[doc]
 
     def render(self, doc: str, page: int) -> str:
-        """The image URL (relative to the HTML) or data URI of one page."""
+        """The image URL (relative to the HTML) or data URI of one page; ``""`` (the page shown without an
+        image, and counted in :meth:`notes`) for a page MuPDF cannot load or draw."""
         import pymupdf
 
         pdf = self._pdf(doc)
         t0 = time.perf_counter()
-        pix = pdf[page].get_pixmap(matrix=pymupdf.Matrix(self.zoom, self.zoom), alpha=False)
+        try:
+            with MuPDFMessages(self.sources[doc]):  # its messages to the log, not the terminal
+                pg = pdf.load_page(page)
+                w, h = max(pg.rect.width, 1.0), max(pg.rect.height, 1.0)
+                zoom = min(self.zoom, math.sqrt(MAX_PAGE_PIXELS / (w * h)), MAX_PAGE_SIDE / max(w, h))
+                if zoom < self.zoom:
+                    self.reduced.append((doc, page))
+                pix = pg.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+        except Exception as exc:  # a page tree that claims more pages than it holds, a damaged page
+            log.debug("%s, page %d: cannot be drawn: %s", doc, page + 1, exc)
+            self.unrendered.append((doc, page))
+            return ""
         data = _jpeg(pix, self.quality)
         self.seconds += time.perf_counter() - t0
         self.count += 1
@@ -154,6 +211,22 @@ class PageImages:
         name = f"{self._keys[doc]}{page + 1:04d}.jpg"
         (self.folder / name).write_bytes(data)
         return f"{self.folder.name}/{name}"
+
+    def notes(self) -> tuple[str, ...]:
+        """What the images lack, one line each: pages drawn smaller than asked, pages without an image."""
+        def where(refs: list[tuple[str, int]]) -> str:
+            docs = sorted({d for d, _ in refs})
+            return "; ".join((f"{d} " if len(self.sources) > 1 else "") + "page " +
+                             page_ranges(p for e, p in refs if e == d) for d in docs)
+
+        out = []
+        if self.reduced:
+            out.append(f"{len(self.reduced)} page(s) drawn below {self.dpi} dpi, at most "
+                       f"{MAX_PAGE_PIXELS // 1_000_000} Mpx an image ({where(self.reduced)})")
+        if self.unrendered:
+            out.append(f"{len(self.unrendered)} page(s) could not be drawn and have no image "
+                       f"({where(self.unrendered)})")
+        return tuple(out)
 
     def close(self) -> None:
         for d in self._open.values():
@@ -238,12 +311,18 @@ def _escape(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
+#: the names :meth:`PageImages.render` gives its images (``p0001.jpg``, ``d20001.jpg``: document 2, page 1)
+_IMAGE_NAME = re.compile(r"^(?:p|d\d+)\d{4,}\.jpg$")
+
+
 def _clear_sidecar(images: PageImages) -> None:
-    """Old images of an earlier run would be shown for pages not rendered this time."""
+    """Old images of an earlier run would be shown for pages not rendered this time; other files in the
+    folder (someone's photos in a folder that happens to have its name) are left alone."""
     if images.inline or not images.folder.is_dir():
         return
     for f in images.folder.glob("*.jpg"):
-        f.unlink()
+        if _IMAGE_NAME.match(f.name):
+            f.unlink()
 
 
 def write_tree_view(
@@ -259,7 +338,7 @@ def write_tree_view(
 ) -> ViewStats:
     """Write the heading-tree view of ``document`` (its ``headings`` with levels) to ``out``."""
     t0 = time.perf_counter()
-    out = Path(out)
+    out = check_view_paths(out, inline=inline)
     payload = tree_payload(document, headings, settings=settings)
     images = PageImages(out, {document.name: pdf or document.path}, inline=inline, dpi=dpi, password=password)
     _clear_sidecar(images)
@@ -270,7 +349,7 @@ def write_tree_view(
     size = _write_html(out, payload, f"{document.name}: headings")
     return ViewStats(html=str(out), html_bytes=size, images=images.count, image_bytes=images.bytes,
                      image_dir=None if inline else str(images.folder), render_s=images.seconds,
-                     total_s=time.perf_counter() - t0)
+                     total_s=time.perf_counter() - t0, notes=images.notes())
 
 
 def write_hits_view(
@@ -289,7 +368,7 @@ def write_hits_view(
     page are rendered.  ``page_sizes`` (points, as displayed) saves opening a PDF just to measure.
     """
     t0 = time.perf_counter()
-    out = Path(out)
+    out = check_view_paths(out, inline=inline)
     wanted: list[PageRef] = []
     for q in queries:
         for h in q.hits:
@@ -338,7 +417,7 @@ def write_hits_view(
     size = _write_html(out, payload, title)
     return ViewStats(html=str(out), html_bytes=size, images=images.count, image_bytes=images.bytes,
                      image_dir=None if inline else str(images.folder), render_s=images.seconds,
-                     total_s=time.perf_counter() - t0)
+                     total_s=time.perf_counter() - t0, notes=images.notes())
 
 
 def _unique(refs: Iterable[PageRef]) -> list[PageRef]:

@@ -142,6 +142,53 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
         return None
 
 
+def _setting(given: str | None, *env: str) -> tuple[str, str]:
+    """The value of a setting and where it came from: the argument, the first of the environment variables
+    ``env[:-1]`` that is set, or the default ``env[-1]``."""
+    if given:
+        name = env[0].removeprefix("STRUCTRAG_").lower()
+        return given, f"{name} (--{name.replace('_', '-')})"
+    for var in env[:-1]:
+        if os.environ.get(var):
+            return os.environ[var], var
+    return env[-1], "the default"
+
+
+def _checked_url(url: str, source: str) -> str:
+    """``url`` if it is an http(s) URL a client can send to; else a :class:`ConfigError` naming ``source``
+    (found here, not as a traceback from the HTTP library at the first request)."""
+    from urllib.parse import urlsplit
+
+    why = None
+    if any(c.isspace() or not c.isprintable() for c in url):
+        why = "contains spaces or control characters"
+    else:
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError for a port that is no number or out of range
+        except ValueError as exc:
+            why = f"does not parse ({exc})"
+        else:
+            if parts.scheme not in ("http", "https"):
+                why = "does not start with http:// or https://"
+            elif not parts.hostname:
+                why = "names no host"
+    if why is not None:
+        raise ConfigError(f"{source} is not a server URL: {url!r} {why}",
+                          hint="give the server's base URL, e.g. http://localhost:8000/v1 (vLLM) or "
+                          "http://localhost:11434/v1 (Ollama)")
+    return url
+
+
+def _checked_key(key: str, source: str) -> str:
+    """``key`` if an HTTP header can carry it (printable ASCII); else a :class:`ConfigError` naming ``source``
+    (and not the key: it is a secret)."""
+    if not all(" " <= c <= "~" for c in key):
+        raise ConfigError(f"{source} holds characters an HTTP header cannot carry (non-ASCII or control "
+                          "characters)", hint="set it to the key exactly as the server issued it")
+    return key
+
+
 class ChatClient:
     """Chat completions against any OpenAI-compatible server (vLLM, Ollama, hosted APIs).
 
@@ -176,9 +223,8 @@ class ChatClient:
         openai_client: Any = None,
         seed: int = 0,
     ) -> None:
-        self.base_url = base_url or os.environ.get("STRUCTRAG_BASE_URL") or os.environ.get("OPENAI_BASE_URL") \
-            or DEFAULT_BASE_URL
-        self.api_key = api_key or os.environ.get("STRUCTRAG_API_KEY") or os.environ.get("OPENAI_API_KEY") or "EMPTY"
+        self.base_url = _checked_url(*_setting(base_url, "STRUCTRAG_BASE_URL", "OPENAI_BASE_URL", DEFAULT_BASE_URL))
+        self.api_key = _checked_key(*_setting(api_key, "STRUCTRAG_API_KEY", "OPENAI_API_KEY", "EMPTY"))
         self.model = model or os.environ.get("STRUCTRAG_MODEL") or ""
         if not self.model:
             raise ConfigError(
