@@ -110,11 +110,11 @@ def register_index(subparsers: Any) -> None:
 def _passwords(args: argparse.Namespace) -> str | dict[str, str] | None:
     if args.password_file is None:
         return args.password
+    from structrag.files import read_json
+
     path = Path(args.password_file)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise InputError(f"cannot read the password file: {e}", path=path) from None
+    data = read_json(path, what="password file", error=InputError,
+                     hint='a JSON object {"file name or path": "password"}')
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise InputError('the password file must be a JSON object {"file name or path": "password"}', path=path)
     return data
@@ -382,8 +382,12 @@ FEW_QUERIES = 30
 
 
 def _cmd_train_ranker(args: argparse.Namespace) -> int:
+    from structrag.files import check_output_file
+
     from .index import Index
 
+    if args.out:
+        check_output_file(args.out, what="ranker model file", flag="--out")  # before the training, not after
     with Index.open(args.index) as index:
         model, ts = train_from_queries(index, args.queries, features=args.features, scope=args.scope,
                                        candidates=args.candidates, graded=args.graded, seed=args.seed,

@@ -16,6 +16,7 @@ from typing import Any
 
 from structrag.cli.options import add_progress_arguments
 from structrag.errors import InputError
+from structrag.files import cache_folder
 
 from .cli import add_query_arguments, event_printer, print_hits
 
@@ -50,12 +51,6 @@ def default_demo_pdf() -> Path:
     )
 
 
-def _cache_root() -> Path:
-    base = os.environ.get("STRUCTRAG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "structrag")
-    return Path(base)
-
-
 def register_demo(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "demo",
@@ -85,7 +80,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         raise InputError("no such file", path=pdf)
     query = args.query or (DEMO_QUERY if pdf.name == DEMO_PDF else GENERIC_QUERY)
     sha = file_sha1(pdf)
-    root = Path(args.cache) if args.cache else _cache_root()
+    root = Path(args.cache) if args.cache else cache_folder()
     from .embed.encoder import dense_available
 
     dense = bool(args.dense) and dense_available()

@@ -372,8 +372,6 @@ def test_json_nested_too_deep_is_a_format_error_naming_the_file(tmp_path, index_
     one_error(capsys, *argv, names=(path.name,))
 
 
-@pytest.mark.xfail(strict=True, reason="retrievers/cli.py (_passwords) catches OSError and ValueError only: "
-                   "read it with structrag.files.read_json(path, what='password file', error=InputError)")
 def test_a_password_file_nested_too_deep(tmp_path, capsys):
     pdf = make_report(tmp_path / "r.pdf")
     pw = tmp_path / "pw.json"
@@ -458,9 +456,21 @@ def test_index_refuses_an_index_folder_under_a_file(tmp_path, capsys):
     assert a_file.read_text() == "mine"
 
 
-@pytest.mark.xfail(strict=True, reason="structrag/cli/levels.py (_levels) writes -o unchecked: call "
-                   "structrag.files.check_output_file(args.output, flag='-o') before predicting")
 def test_levels_refuses_a_folder_as_its_output(tmp_path, capsys):
     ref = tmp_path / "ref.json"
     ref.write_text(json.dumps([{"text": "Item 1. Business", "page": 1}]))
     one_error(capsys, "levels", ref, "-o", tmp_path, names=("is a folder",))
+
+
+def test_train_outputs_are_checked_before_the_training(tmp_path, capsys):
+    ref = tmp_path / "r.corrections.json"
+    ref.write_text("{}")
+    one_error(capsys, "train-levels", "--also", ref, "--out", tmp_path, names=("is a folder",))
+
+
+def test_the_demo_cache_named_by_a_file_is_an_error(tmp_path, capsys, monkeypatch):
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    monkeypatch.setenv("STRUCTRAG_CACHE", str(taken))
+    one_error(capsys, "demo", make_report(tmp_path / "r.pdf"), "anything", "--no-dense", names=("STRUCTRAG_CACHE",))
+    assert taken.read_text() == "mine"

@@ -14,10 +14,9 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import ConfigError, ReferenceFormatError
-from ..model import Document, Heading
 from ..options import ParseOptions
 from .options import LEVEL_OPTIONS, add_level_arguments, add_option_arguments, level_options_from_args, report_fallback
 
@@ -119,8 +118,11 @@ def _check_style(rec: dict, where: str, path: Path, page: int) -> None:
 
 
 def _levels(args: argparse.Namespace) -> int:
+    from ..files import check_output_file
     from ..levels import assign_levels
 
+    if args.output:
+        check_output_file(args.output, flag="-o")  # before predicting: a folder given by mistake costs nothing
     records = read_reference_headings(args.reference)
     document = None
     if args.pdf:
@@ -149,9 +151,11 @@ def _levels(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    from ..files import check_output_file
     from ..levels.references import load_reference_docs
     from ..levels.training import DEFAULT_ROUNDS, DEFAULT_DAGGER_ROUNDS, train_model
 
+    check_output_file(args.out, what="model file", flag="--out")  # before the training, not after
     if not args.data and not args.also:
         raise ConfigError("no training documents", hint="pass --also PDF_OR_DIR (PDFs with bookmarks, or corrections "
                           "files), and/or --data DIR (a folder laid out like shared/data/headings, or set "
