@@ -115,3 +115,25 @@ def test_build_reads_git_checks_sha1_and_writes_reference_layout(tmp_path):
     assert refs[0].located == len(toc)
     missing = corpus_build.build([{**row, "repository": "o/none"}], tmp_path / "c2", mirror, tmp_path / "cache", 1)
     assert missing["missing"] == ["acme--report"]
+
+
+def test_publisher_folds_never_train_on_the_scored_publisher(tmp_path):
+    from types import SimpleNamespace
+
+    from eval.bench import corpus_levels
+
+    src = corpus_levels.Sources()
+    docs = [SimpleNamespace(doc_id=f"{fam}-{k}", headings=(object(),), pdf_sha1=f"{fam}{k}")
+            for fam in ("owasp", "qualcomm", "au-dta", "nvidia", "3m-filings", "us-crs") for k in range(3)]
+    src.add(docs[:15], lambda r: r.doc_id.rsplit("-", 1)[0], "corpus", "outline")
+    src.add(docs[15:], lambda r: r.doc_id.rsplit("-", 1)[0], "synthetic", "outline")
+    models = corpus_levels.fold_models(src, ["corpus", "synthetic"], 3, tmp_path)
+    for r in docs:
+        held = corpus_levels.fold_of(src.family[r.doc_id], 3)
+        assert held == corpus_levels.fold_of(src.family[r.doc_id], 3)  # the split is fixed by the name alone
+        for variant, m in models.items():
+            trained = m.training_docs(held)
+            assert all(src.family[t.doc_id] != src.family[r.doc_id] for t in trained)
+            if variant != "synthetic":  # the rendered documents train the synthetic variant only
+                assert all(src.origin[t.doc_id] != "synthetic" for t in trained)
+    assert [r.doc_id for r in src.scored("outline")] == [r.doc_id for r in docs[:15]]  # synthetic never scores
