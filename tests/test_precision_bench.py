@@ -206,3 +206,45 @@ def test_second_judgement_of_round_4_covers_the_same_headings():
     for r in second:
         assert isinstance(r["label"], bool) and (r["category"] is None) == r["label"]
         assert r["label"] or r["category"] in P.CATEGORIES
+
+
+# --------------------------------------------------------------------------- a flat folder of PDFs
+
+
+def _two_section_pdf(path) -> None:
+    import pymupdf
+
+    body = "The body text of this section goes on for a while, as body text does in a report. " * 2
+    with pymupdf.open() as pdf:
+        for title in ("1 Introduction", "2 Methods"):
+            page = pdf.new_page()
+            page.insert_text((72, 90), title, fontsize=18, fontname="hebo")
+            y = 130
+            for _ in range(12):
+                page.insert_text((72, y), body[:90], fontsize=10)
+                y += 14
+        pdf.save(path)
+
+
+def test_data_may_name_a_flat_folder_of_pdfs(tmp_path):
+    # the many-publisher corpus build keeps <doc_id>.pdf at its top level, no headings/ or retrieval/pdfs/
+    pdf = tmp_path / "flat--doc--000000.pdf"
+    _two_section_pdf(pdf)
+    assert P.find_pdf(tmp_path, pdf.name) == pdf
+    assert P.find_pdf(tmp_path, "absent.pdf") is None
+    _, heads = P.detect(pdf)
+    sha1 = P.sha1_of(pdf)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"doc": pdf.name, "sha1": sha1, "page": h.page, "text": h.text,
+                                          "source": P.stratum(h.source, h.reasons), "label": True,
+                                          "category": None, "note": ""}) + "\n" for h in heads))
+    out = tmp_path / "out.json"
+    assert P.main(["--data", str(tmp_path), "--labels", str(labels), "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["missing"] == [] and [r["doc"] for r in res["rows"]] == [pdf.name]
+    assert res["rows"][0]["kept"] == len(heads) >= 2 and res["precision"]["macro"] == 1.0
+
+
+def test_the_first_corpus_round_has_the_same_shape():
+    rows = _a_set_apart("heading_precision_corpus_round1.jsonl", 350, 35, "_corpus_")
+    assert Counter(r["doc"] for r in rows) == Counter({r["doc"]: 10 for r in rows})

@@ -218,12 +218,17 @@ def printed_entries(entries: Sequence[tuple[str, int, int | None]], page_texts: 
 
 
 def find_pdf(data: Path, name: str) -> Path | None:
-    """The labelled document ``name`` below the shared data folder."""
+    """The labelled document ``name`` below the shared data folder, or in ``data`` itself.
+
+    The second case lets ``--data`` name a flat folder of PDFs, such as the many-publisher corpus build
+    (``<doc_id>.pdf`` beside ``<doc_id>.toc.json``, labelled in ``eval/data/heading_precision_corpus_round1.jsonl``).
+    """
     for sub in SEARCH:
         p = data / sub / name
         if p.is_file():
             return p
-    return None
+    p = data / name
+    return p if p.is_file() else None
 
 
 def sha1_of(path: Path) -> str:
@@ -406,7 +411,8 @@ def sample(pdfs: Sequence[Path], per_doc: int, seed: int, *, floor: int = 2,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.precision", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=None, help="the shared data folder (holds headings/ and retrieval/pdfs/)")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="the shared data folder (holds headings/ and retrieval/pdfs/), or a folder holding the PDFs themselves")
     ap.add_argument("--labels", type=Path, action="append", default=None,
                     help="the labelled headings (JSON lines; repeat to pool several sets)")
     ap.add_argument("--out", type=Path, default=None, help="write the JSON figures here")
