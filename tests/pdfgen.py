@@ -192,6 +192,7 @@ def contents_report(
     listed_depth: int = 2,
     font: str = "helv",
     title_block: tuple[str, ...] = (),
+    figures: bool = False,
 ) -> Path:
     """A report with a printed table of contents and no outline.
 
@@ -204,6 +205,8 @@ def contents_report(
     ``leading`` ("12  Title").  ``label_shift`` adds to every printed label (labels past the end).
     ``title_block`` lines (a filing's "FORM 10-K", "For the Year Ended ...") are set in bold under the
     contents page's title and again at the top of the first body page, as 10-Ks print them.
+    With ``figures`` every section opens on a figure captioned in bold ("Figure 3: ..."), and a "List of
+    Figures" page, set like the contents, follows the contents.
     """
     if chapters is None:
         chapters = (
@@ -232,6 +235,7 @@ def contents_report(
                                  fontsize=8, fontname=font)
     # body
     entries: list[tuple[int, str, int]] = []  # level, title, physical body page index (0-based in the body)
+    captions: list[tuple[int, str, int]] = []
     body_start = b.doc.page_count
     for c, (title, sections) in enumerate(chapters, 1):
         b.new_page()
@@ -246,6 +250,10 @@ def contents_report(
             t = f"{c}.{s} {sec}" if not cjk else f"{'一二三四五六七八九十'[s - 1]}、{sec}"
             b.heading(t, size=12, bold=not cjk, font=font)
             entries.append((2, t, b.doc.page_count - 1 - body_start))
+            if figures:
+                caption = f"Figure {len(captions) + 1}: {sec} by quarter"
+                b.text(caption, size=10, bold=True, gap_before=40)
+                captions.append((1, caption, b.doc.page_count - 1 - body_start))
             b.para(font=font) if cjk else b.para()
             for u in (1, 2):
                 t = f"{c}.{s}.{u} Detail {u} of {sec.lower()}" if not cjk else f"（{'一二三'[u - 1]}）{sec}明细{u}"
@@ -261,18 +269,20 @@ def contents_report(
     listed = [(lv, t, pg) for lv, t, pg in entries if lv <= listed_depth]
     per_page = -(-len(listed) // contents_pages)
     right = b.width - b.margin
-    for k in range(contents_pages):
+    lists = [("目 录" if cjk else "Table of Contents", listed, per_page)] * contents_pages
+    if captions:
+        lists.append(("List of Figures", captions, len(captions)))
+    for k, (heading, listed, per_page) in enumerate(lists):
         page = b.doc.new_page(pno=n_front + k, width=b.width, height=b.height)
         y = b.margin
-        if k == 0:
-            page.insert_text((b.margin, y + 18), "目 录" if cjk else "Table of Contents", fontsize=18,
-                             fontname=bold(font))
+        if k == 0 or k == contents_pages:
+            page.insert_text((b.margin, y + 18), heading, fontsize=18, fontname=bold(font))
             y += 40
-            for line in title_block:
+            for line in title_block if k == 0 else ():
                 y += 16
                 page.insert_text((b.margin + 150, y), line, fontsize=11, fontname=bold(font))
-            y += 10 if title_block else 0
-        rows = listed[k * per_page:(k + 1) * per_page]
+            y += 10 if title_block and k == 0 else 0
+        rows = listed[k * per_page:(k + 1) * per_page] if k < contents_pages else listed
         if k == 0 and roman_front:
             rows = [(1, t, None, ["i", "ii", "iii", "iv"][p]) for t, p in front_titles] + rows  # type: ignore
         for row in rows:

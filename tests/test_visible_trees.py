@@ -71,3 +71,13 @@ def test_a_clause_title_set_in_its_paragraphs_first_line_is_the_section():
     assert run_in_title("Exhibit 300: Part II: Planning, Acquisition and Performance Information") is None
     assert run_in_title("1.1. Objective") is None  # a title alone
 
+
+
+def test_a_printed_list_of_figures_gives_no_headings(tmp_path):
+    # a list of figures is set like the contents ("Figure 3: ... . . . 5"): its rows are captions, found on
+    # their pages like contents entries, and they would head the sub-sections printed under them
+    pdf = contents_report(tmp_path / "lof.pdf", figures=True)
+    tree = parse_pdf(pdf, outline="ignore").tree
+    assert not [h.text for h in tree.headings if h.text.startswith("Figure ")]
+    levels = {h.text: h.level for h in tree.headings}
+    assert levels["1.2 Markets We Serve"] == 2 and levels["1.2.1 Detail 1 of markets we serve"] == 3

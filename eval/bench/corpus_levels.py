@@ -243,7 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--extract-cache", default=str(CACHE / "corpus-extract"),
                     help="extracted corpus and synthetic documents (corpus_build's --cache)")
     ap.add_argument("--folds", type=int, default=5)
-    ap.add_argument("--variants", default="shared,corpus", help=f"training sources, of {', '.join(VARIANTS)}")
+    ap.add_argument("--variants", default="shared,corpus",
+                    help=f"training sources, of {', '.join(VARIANTS)} ('' for the shipped model and baselines only)")
     ap.add_argument("--end-to-end", default=None, metavar="VARIANT",
                     help="also score from the raw PDF with this variant's models")
     ap.add_argument("--json", default=None)

@@ -31,6 +31,10 @@ from .page_labels import TitleIndex, footer_labels, map_pages
 
 __all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY", "LOST_BEFORE", "follows_lost_entry"]
 
+#: entries that head no section: the period line of the contents page's title block ("For the Year Ended
+#: ...") and the rows of a printed list of figures or tables ("Figure 3: ...", "Table 4.2. ...")
+_NOT_SECTIONS = (NotHeading.COLUMN_HEADER, NotHeading.CAPTION)
+
 #: ``level_source`` of a secondary contents run's entries: ``level`` is their level within the run only
 SECONDARY = "contents-secondary"
 
@@ -159,8 +163,8 @@ def locate_contents(
             h = le.heading
             if h is None or not _plausible(document, h, e.title):
                 continue
-            if text_code(e.title, e.page) is NotHeading.COLUMN_HEADER:
-                continue  # the period line of the contents page's title block ("For the Year Ended ...") heads nothing
+            if text_code(e.title, e.page) in _NOT_SECTIONS:
+                continue
             reasons = (
                 f"contents entry on p.{e.contents_page + 1}"
                 + (f" (label {e.label})" if e.label is not None else " (divider)"),

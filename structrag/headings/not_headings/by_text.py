@@ -44,7 +44,10 @@ _SEC_COVER = re.compile(
 #: a table's or a figure's caption by its words: "Table 2: Retail Broker-Dealer Lines of Business",
 #: "Figure 3.1 ...", "4. Service Component Reference Model (SRM) Table:" (a title ending on "Table" without the
 #: colon may be a section's: "2022 Summary Compensation Table" in a proxy statement)
-_CAPTION = re.compile(r"^(?:table|figure|fig\.|chart|graph)\s+[\dA-Z][\d.\-–]*\s*[:.–—-]|\S\s+tables?\s*:$", re.I)
+#: (and their names in the languages of the corpus: "Figura 2:", "Illustration 14:", "Abbildung 3.")
+_CAPTION = re.compile(r"^(?:table|figure|fig\.|chart|graph|illustration|figura|tabla|ilustraci[oó]n|"
+                      r"gr[aá]fico|abbildung|tabelle|tableau|graphique|tabella)\s+[\dA-Z][\d.\-–]*\s*[:.–—-]"
+                      r"|\S\s+tables?\s*:$", re.I)
 
 
 class TextRule(NamedTuple):
