@@ -57,7 +57,7 @@ def test_every_level_reason_has_a_policy_and_the_sources_follow_from_it():
     assert set(POLICIES) == set(LevelReason)
     assert HELD_SOURCES == {LOGIC, SECONDARY} and LOGIC_SOURCES == {LOGIC}
     assert POLICIES[LevelReason.END_MATTER].ends_body and not POLICIES[LevelReason.EXHIBIT].ends_body
-    assert {r for r, p in POLICIES.items() if not p.anchors_look} == {LevelReason.END_MATTER,
+    assert {r for r, p in POLICIES.items() if not p.anchors_look} == {LevelReason.END_MATTER, LevelReason.FRONT_MATTER,
                                                                         LevelReason.BESIDE_STATEMENTS}
     assert [r for r, p in POLICIES.items() if p.continues_run] == [LevelReason.SECONDARY_RUN]
     assert [r for r, p in POLICIES.items() if p.on_listed_branch] == [LevelReason.GIVEN]
@@ -195,3 +195,6 @@ def test_the_cover_and_the_front_matter_are_found_only_before_a_numbered_body():
     # no numbered first section: a title's words alone decide nothing
     plain = DocumentLogic([h for h in hs if h.numbering is None])
     assert not plain.cover and not plain.front
+    # an exhibit before the first article: its contents is the exhibit's own (an 8-K's credit agreement)
+    exhibit = DocumentLogic([H("Exhibit 99.1", 0), H("Table of Contents", 1), H("Article I Definitions", 2)])
+    assert not exhibit.cover and not exhibit.front

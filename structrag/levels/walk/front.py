@@ -12,7 +12,7 @@ holds the front matter; the front matter is beside the body, not a part of a cov
 body's first numbered section is found (:func:`body_start`):
 
 * the **cover** is every heading on the first :data:`COVER_PAGES` pages before the first front-matter
-  title (or before the body, where there is none): nothing nests under a cover line;
+  title (none where there is no front matter): nothing nests under a cover line;
 * the **front matter** is every heading before the body whose whole title is one of
   :data:`FRONT_MATTER_RE`'s: each goes to the top level (its own sub-sections still nest under it).
 
@@ -39,6 +39,8 @@ FRONT_MATTER_RE = re.compile(
 _DRESS = re.compile(r"[\s【】\[\]〔〕]+")
 #: the schemes of a body's sections: its first such heading numbered 1 is where the body starts
 BODY_START_SCHEMES = frozenset({"part", "item", "chapter", "article", "cn-section", "cn-chapter", "cn-part"})
+#: the scheme of exhibits, appendices and annexes (structrag/numbering.py)
+_APPENDIX = "appendix"
 #: the cover and the title repeated over the offering's fields on the next page
 COVER_PAGES = 2
 
@@ -51,9 +53,16 @@ class FrontMatter(NamedTuple):
 
 
 def body_start(nums: Sequence[Numbering | None]) -> int | None:
-    """Index of the body's first section: the first heading of a section scheme numbered 1, or None."""
-    return next((i for i, n in enumerate(nums)
-                 if n is not None and n.scheme in BODY_START_SCHEMES and n.values[:1] == (1,)), None)
+    """Index of the body's first section: the first heading of a section scheme numbered 1, or None.
+
+    An exhibit or an appendix before it (an 8-K's "Exhibit 99.1" over a credit agreement's contents and
+    "Article I") starts a document of its own: its contents is that exhibit's, no front matter of the filing."""
+    for i, n in enumerate(nums):
+        if n is not None and n.scheme == _APPENDIX:
+            return None
+        if n is not None and n.scheme in BODY_START_SCHEMES and n.values[:1] == (1,):
+            return i
+    return None
 
 
 def is_front_matter_title(text: str) -> bool:
@@ -68,6 +77,8 @@ def front_matter(headings: Sequence[Heading], nums: Sequence[Numbering | None]) 
     if start is None:
         return FrontMatter(frozenset(), frozenset())
     front = frozenset(i for i in range(start) if nums[i] is None and is_front_matter_title(headings[i].text))
-    first = min(front, default=start)
+    # no front matter: what the first pages hold before the body may be the body's own start (a course outline's
+    # title over its overview), not a cover
+    first = min(front, default=0)
     cover = frozenset(i for i in range(first) if headings[i].page < COVER_PAGES)
     return FrontMatter(cover, front)

@@ -88,8 +88,9 @@ POLICIES: dict[LevelReason, Policy] = {
     LevelReason.SECONDARY_RUN: Policy(source=SECONDARY, counter="secondary_placed", from_logic=False,
                                       ends_body=False, anchors_look=True, continues_run=True,
                                       on_listed_branch=False),
-    # front matter heads its own sub-sections (the predictor nests them), never the body's first section
-    LevelReason.FRONT_MATTER: Policy(ends_body=True, anchors_look=True, **_BY_LOGIC),
+    # front matter heads its own sub-sections (the predictor nests them), never the body's first section; its
+    # look says nothing of the body's ("Table of Contents" set like a filing's exhibits' titles)
+    LevelReason.FRONT_MATTER: Policy(ends_body=True, anchors_look=False, **_BY_LOGIC),
     # an exhibit heads the document filed under it, its own contents included: it floors what follows
     LevelReason.EXHIBIT: Policy(ends_body=False, anchors_look=True, **_BY_LOGIC),
     LevelReason.END_MATTER: Policy(ends_body=True, anchors_look=False, **_BY_LOGIC),
