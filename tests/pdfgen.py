@@ -553,3 +553,107 @@ def page_blocks(specs, page: int = 12, first: int = 0) -> list:
     return [Block(index=first + i, page=page, bbox=bbox, text=text, font="Helvetica", size=size, bold=bold,
                   italic=False, color=0, line_count=text.count("\n") + 1)
             for i, (bbox, text, size, bold) in enumerate(specs)]
+
+
+# ---------------------------------------------------------------------------
+# an IPO prospectus: a cover, its title again, front matter, a printed contents, numbered sections
+
+#: (cover, page 2, front matter, contents title, sections) of each language; a cover line is (text, size)
+_PROSPECTUS = {
+    "zh": dict(
+        font="china-s",
+        cover=(("湖南星辰电子股份有限公司", 24), ("（湖南省长沙市岳麓区麓谷大道58号）", 12),
+               ("首次公开发行股票招股意向书", 26), ("保荐人（主承销商）", 14), ("长江证券股份有限公司", 16),
+               ("武汉市江汉区新华路特8号长江证券大厦", 12)),
+        notice="本次股票发行后拟在创业板市场上市，该市场具有较高的投资风险。创业板公司具有业绩不稳定、经营风险高、"
+               "退市风险大等特点，投资者面临较大的市场风险。投资者应充分了解创业板市场的投资风险。",
+        repeat=("湖南星辰电子股份有限公司", "首次公开发行股票招股意向书"),
+        fields="发行股票类型：人民币普通股（A股）　发行股数：1,600万股　每股面值：人民币1.00元",
+        front=("发行人声明", "重大事项提示"), front_subs=("一、股份锁定承诺", "二、滚存利润的分配"),
+        contents="目 录", glossary="释 义",
+        sections=("第一节 概览", "第二节 本次发行概况", "第三节 风险因素"),
+        subs=("一、发行人简介", "二、主要财务数据"),
+        para="本公司的主营业务为电子元器件的研发、生产和销售。报告期内公司营业收入持续增长，毛利率保持稳定，"
+             "经营活动产生的现金流量净额逐年增加，公司的资产负债结构合理，具备持续经营能力。",
+    ),
+    "en": dict(
+        font="helv",
+        cover=(("Starlight Electronics Holdings Limited", 24), ("1200 Harbour Road, Wan Chai, Hong Kong", 12),
+               ("Global Offering Prospectus", 26), ("(Stock code: 1234)", 12), ("Sole Sponsor and Underwriter", 14),
+               ("Yangtze Capital Securities Limited", 16), ("8 Finance Street, Central, Hong Kong", 12)),
+        notice="If you are in any doubt about any of the contents of this prospectus, you should obtain independent "
+               "professional advice. The securities offered have not been registered under any securities laws of "
+               "other jurisdictions and may not be offered or sold except in transactions exempt from registration.",
+        repeat=("Starlight Electronics Holdings Limited", "Global Offering Prospectus"),
+        fields="Number of Offer Shares: 16,000,000 Shares. Nominal value: HK$0.01 per Share. Stock code: 1234.",
+        front=("Important Notice", "Expected Timetable"), front_subs=("1. Lock-up Undertakings", "2. Dividends"),
+        contents="Table of Contents", glossary="Definitions",
+        sections=("Chapter 1 Summary", "Chapter 2 The Global Offering", "Chapter 3 Risk Factors"),
+        subs=("1.1 Overview of the Company", "1.2 Key Financial Data"),
+        para=LOREM,
+    ),
+}
+
+
+def prospectus_pdf(path: str | Path, lang: str = "zh") -> Path:
+    """An IPO prospectus as Chinese exchanges print them (``lang="zh"``) or in English: a cover (the issuer,
+    its address, the title, the underwriter's label, name and address, a risk notice), the title again on
+    page 2 over the offering's fields, the issuer's statement, the important matters (with sub-sections), a
+    printed contents listing the numbered sections (and nothing before them) with page numbers, definitions, and three numbered sections
+    with sub-sections.  Every page prints its number in the footer."""
+    s = _PROSPECTUS[lang]
+    font, cjk = s["font"], lang == "zh"
+    head = (lambda f: f) if cjk else (lambda f: _BOLD.get(f, f))
+    b = PDFBuilder(font=font, footer="{page}")
+    b.new_page()
+    for k, (t, size) in enumerate(s["cover"]):
+        b.text(t, size=size, bold=not cjk and size > 12, gap_before=60 if k in (2, 3) else 8, gap_after=10)
+    b.text(s["notice"], size=10, gap_before=40)
+    b.new_page()
+    for t in s["repeat"]:
+        b.text(t, size=16, bold=not cjk, gap_after=8)
+    b.para(s["fields"])
+    b.para(s["para"])
+    for k, t in enumerate(s["front"]):
+        b.new_page()
+        b.heading(t, size=18, bold=not cjk)
+        b.para(s["para"])
+        b.para(s["para"])
+        if k == 1:
+            for sub in s["front_subs"]:
+                b.heading(sub, size=14, bold=not cjk)
+                b.para(s["para"])
+    contents_at = b.doc.page_count  # the contents page goes here, once the sections' pages are known
+    b.new_page()
+    b.heading(s["glossary"], size=18, bold=not cjk)
+    for _ in range(3):
+        b.para(s["para"])
+    listed = []
+    for t in s["sections"]:
+        b.new_page()
+        b.heading(t, size=18, bold=not cjk)
+        listed.append((t, b.doc.page_count + 1))  # + 1: the contents page is inserted before it
+        b.para(s["para"])
+        for sub in s["subs"]:
+            b.heading(sub, size=14, bold=not cjk)
+            b.para(s["para"])
+            b.para(s["para"])
+    page = b.doc.new_page(pno=contents_at, width=b.width, height=b.height)
+    page.insert_text((b.margin, b.margin + 18), s["contents"], fontsize=18, fontname=head(font))
+    y = b.margin + 40
+    right = b.width - b.margin
+    for t, pg in listed:
+        y += 20
+        page.insert_text((b.margin, y), t, fontsize=11, fontname=font)
+        lw = pymupdf.get_text_length(str(pg), fontname="helv", fontsize=11)
+        tw = len(t) * 11 if cjk else pymupdf.get_text_length(t, fontname=font, fontsize=11)
+        dots = " ." * int((right - lw - b.margin - tw - 12) / pymupdf.get_text_length(" .", fontsize=11))
+        page.insert_text((b.margin + tw + 4, y), dots, fontsize=11, fontname="helv")
+        page.insert_text((right - lw, y), str(pg), fontsize=11, fontname="helv")
+    # the footer of the inserted page and of the pages after it: their physical numbers
+    for p in range(contents_at, b.doc.page_count):
+        b.doc[p].add_redact_annot(pymupdf.Rect(0, b.height - 50, b.width, b.height))
+        b.doc[p].apply_redactions()
+        t = str(p + 1)
+        b.doc[p].insert_text(((b.width - 8) / 2, b.height - 36), t, fontsize=8, fontname="helv")
+    return b.save(path)

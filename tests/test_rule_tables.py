@@ -57,7 +57,7 @@ def test_every_level_reason_has_a_policy_and_the_sources_follow_from_it():
     assert set(POLICIES) == set(LevelReason)
     assert HELD_SOURCES == {LOGIC, SECONDARY} and LOGIC_SOURCES == {LOGIC}
     assert POLICIES[LevelReason.END_MATTER].ends_body and not POLICIES[LevelReason.EXHIBIT].ends_body
-    assert {r for r, p in POLICIES.items() if not p.anchors_look} == {LevelReason.END_MATTER,
+    assert {r for r, p in POLICIES.items() if not p.anchors_look} == {LevelReason.END_MATTER, LevelReason.FRONT_MATTER,
                                                                         LevelReason.BESIDE_STATEMENTS}
     assert [r for r, p in POLICIES.items() if p.continues_run] == [LevelReason.SECONDARY_RUN]
     assert [r for r, p in POLICIES.items() if p.on_listed_branch] == [LevelReason.GIVEN]
@@ -115,7 +115,7 @@ def test_detection_reads_codes_not_words(module):
 
 def test_the_rule_tables_keep_their_order():
     # a reordered table changes which reason, or which level, wins: any change here is a change of behaviour
-    assert [r.reason for r in LOGIC_RULES] == [LevelReason.EXHIBIT, LevelReason.END_MATTER,
+    assert [r.reason for r in LOGIC_RULES] == [LevelReason.FRONT_MATTER, LevelReason.EXHIBIT, LevelReason.END_MATTER,
                                                 LevelReason.BESIDE_STATEMENTS, LevelReason.INTRODUCES_LISTED_RUN,
                                                 LevelReason.UNDER_INTRODUCER]
     assert [r.apply for r in policies.PLACEMENTS] == [policies._by_logic, policies._in_secondary_run, policies._given]
@@ -181,3 +181,20 @@ def test_the_documents_logic_places_before_the_contents_level():
     res = assign_levels(None, hs, predictor="rules")
     assert [h.level for h in res.headings] == [1, 2, 1, 2, 1]
     assert [h.level_source for h in res.headings][-1] == LOGIC and res.stats["logic"] == 1
+
+
+def test_the_cover_and_the_front_matter_are_found_only_before_a_numbered_body():
+    hs = [H("Acme Holdings Limited", 0), H("Global Offering", 0), H("Acme Holdings Limited", 1),
+          H("Important Notice", 2), H("1. Lock-up", 2), H("Contents", 3), H("【释 义】", 4), H("Chapter 1 Summary", 5),
+          H("Definitions", 6), H("Chapter 2 Offering", 7)]
+    lg = DocumentLogic(hs)
+    assert (lg.cover, lg.front) == ({0, 1, 2}, {3, 5, 6})  # "Definitions" inside the body is a section of it
+    assert lg.cover <= lg.leaves and lg.level(3, [1, 1, 1], [None] * 10) == (1, LevelReason.FRONT_MATTER)
+    # a level the printed contents gives stands
+    assert lg.level(6, [1] * 6, [None] * 6 + [2] + [None] * 3) is None
+    # no numbered first section: a title's words alone decide nothing
+    plain = DocumentLogic([h for h in hs if h.numbering is None])
+    assert not plain.cover and not plain.front
+    # an exhibit before the first article: its contents is the exhibit's own (an 8-K's credit agreement)
+    exhibit = DocumentLogic([H("Exhibit 99.1", 0), H("Table of Contents", 1), H("Article I Definitions", 2)])
+    assert not exhibit.cover and not exhibit.front

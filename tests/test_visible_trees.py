@@ -8,7 +8,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pdfgen import contents_report  # noqa: E402
+import pytest  # noqa: E402
+from pdfgen import _PROSPECTUS, contents_report, prospectus_pdf  # noqa: E402
 
 from structrag import parse_pdf  # noqa: E402
 from structrag.headings.contents import SECONDARY  # noqa: E402
@@ -81,3 +82,30 @@ def test_a_printed_list_of_figures_gives_no_headings(tmp_path):
     assert not [h.text for h in tree.headings if h.text.startswith("Figure ")]
     levels = {h.text: h.level for h in tree.headings}
     assert levels["1.2 Markets We Serve"] == 2 and levels["1.2.1 Detail 1 of markets we serve"] == 3
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_prospectus_cover_heads_neither_its_front_matter_nor_its_sections(tmp_path, lang):
+    # an IPO prospectus: the issuer, its address, the title, the underwriter's label, name and address on the
+    # cover, the title again on page 2; the issuer's statement, the important matters, the contents and the
+    # definitions are no part of the underwriter's name, nor is any numbered section: every hit of them showed
+    # the path "首次公开发行股票招股意向书 > 财富证券有限责任公司 > ..."
+    spec = _PROSPECTUS[lang]
+    tree = parse_pdf(prospectus_pdf(tmp_path / "p.pdf", lang), outline="ignore").tree
+    cover = {" ".join(t.split()) for t, _ in spec["cover"]} | set(spec["repeat"])
+    front = set(spec["front"]) | {spec["contents"], spec["glossary"]}
+    texts = [" ".join(n.text.split()) for n in tree.nodes if n.heading is not None]
+    for name in front | set(spec["sections"]):
+        assert name in texts, name
+    by_text = {" ".join(n.text.split()): n for n in tree.nodes if n.heading is not None}
+    for name in front | set(spec["sections"]):
+        node = by_text[name]
+        assert not cover & {" ".join(a.text.split()) for a in tree.ancestors(node.index)}, (name, tree.to_text())
+        # the front matter sits at the top level, beside the first numbered section
+        assert node.level == by_text[spec["sections"][0]].level == 1, (name, tree.to_text())
+    # an address is never a heading; the important matters still head their own sub-sections
+    assert not [t for t in texts if t in (spec["cover"][1][0], spec["cover"][-1][0])], tree.to_text()
+    for sub in spec["front_subs"]:
+        assert by_text[sub].parent == by_text[spec["front"][1]].index, tree.to_text()
+    for sub in spec["subs"]:
+        assert tree.parent(by_text[sub].index).text == spec["sections"][-1], tree.to_text()

@@ -2,8 +2,9 @@
 
 :data:`TEXT_RULES` is asked in order on a block's text (whitespace collapsed): letter closings, acceptance
 lines and notations, "/s/" signatures, blank-page notices, a safety notice's label, footnotes, captions by
-their words, web and mail addresses, "(continued)" repeats of a title, SEC cover-page lines, a paper's byline,
-column headers, rows of figures and a chart's axis labels.  :func:`cover_code` rules out every line of an SEC
+their words, web and mail addresses, "(continued)" repeats of a title, SEC cover-page lines, a prospectus's
+cover lines (a postal address, the underwriter's label, the stock code), a paper's byline, column headers, rows of
+figures and a chart's axis labels.  :func:`cover_code` rules out every line of an SEC
 cover page and of a front or back cover with hardly any words.
 """
 
@@ -41,6 +42,22 @@ _SEC_COVER = re.compile(
     r"^(?:united states\s+)?securities and exchange commission$|^washington,?\s*d\.?\s*c\.?(?:\s+\d{5})?$"
     r"|^form\s+(?:10-?k|10-?q|20-?f|40-?f|8-?k)(?:/a)?$|^\W{0,4}\s*(?:annual|quarterly|transition) report pursuant to"
     r"|^commission file (?:number|no)|^\(?exact name of registrant|^securities registered pursuant to section", re.I)
+#: a postal address: in Chinese, a place (province, city, district, county) then a street number ("湖南省永州市
+#: 双牌县泷泊镇双北路6号", "（兰州市城关区张苏滩593 号）", "(深圳市红岭中路1012 号国信证券大厦16～26 层)"); in
+#: English a street number, a street and its town ("1200 Harbour Road, Wan Chai, Hong Kong")
+_POSTAL = re.compile(
+    r"^[（(]?[^，。；：:,!?！？]{0,30}?(?:省|市|区|县|自治区|特别行政区)[^，。；：:!?！？]{0,40}?\d+\s*(?:号|號|层|層|楼|室)"
+    r"[^，。；：:!?！？]{0,30}?[)）]?$"
+    r"|^\(?\d{1,5}[a-z]?(?:-\d{1,5})?,?\s+(?:[a-z][\w'’.-]*\s+){0,4}(?:street|st|road|rd|avenue|ave|boulevard|blvd"
+    r"|drive|dr|lane|ln|way|place|plaza|square|parkway|pkwy|court|ct|highway|hwy)\b\.?,\s*[^,]{2,40}(?:,[^,]{2,40}){0,3}\)?$",
+    re.I)
+#: a prospectus's cover labels: the underwriter's ("保荐人（主承销商）", "Sole Sponsor and Underwriter"), the stock
+#: code ("(Stock code: 1234)", "股票代码：000001")
+_ROLE = r"(?:(?:sole|joint|lead|global)\s+)*(?:sponsors?|underwriters?|book-?runners?|coordinators?|lead\s+managers?)"
+_COVER_LABEL = re.compile(
+    r"^(?:联席|联合)?(?:保荐人|保荐机构|主承销商)\s*(?:[（(]\s*(?:联席)?主承销商\s*[)）])?\s*[:：]?$"
+    r"|^" + _ROLE + r"(?:\s*(?:,|and|&|/)\s*" + _ROLE + r")*\s*:?$"
+    r"|^[(（]?\s*(?:(?:stock|share)\s+code|股票代码|证券代码)\s*[:：]?\s*[\w.]{1,10}\s*[)）]?$", re.I)
 #: a table's or a figure's caption by its words: "Table 2: Retail Broker-Dealer Lines of Business",
 #: "Figure 3.1 ...", "4. Service Component Reference Model (SRM) Table:" (a title ending on "Table" without the
 #: colon may be a section's: "2022 Summary Compensation Table" in a proxy statement)
@@ -106,6 +123,10 @@ TEXT_RULES: tuple[TextRule, ...] = (
     TextRule("web or mail address", lambda t, toks, page: _ADDRESS.search(t), NotHeading.ADDRESS),
     TextRule("continued repeat", _continued, NotHeading.CONTINUED),
     TextRule("SEC cover-page line", lambda t, toks, page: page <= _COVER_LINE_PAGES and _SEC_COVER.match(t),
+             NotHeading.COVER_LINE),
+    TextRule("postal address on a cover page", lambda t, toks, page: page <= _COVER_LINE_PAGES and _POSTAL.match(t),
+             NotHeading.POSTAL_ADDRESS),
+    TextRule("prospectus cover label", lambda t, toks, page: page <= _COVER_LINE_PAGES and _COVER_LABEL.match(t),
              NotHeading.COVER_LINE),
     TextRule("byline of authors", lambda t, toks, page: page == 0 and author_line(t), NotHeading.BYLINE),
     TextRule("column header", _column_header, NotHeading.COLUMN_HEADER),

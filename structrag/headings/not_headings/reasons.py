@@ -25,6 +25,7 @@ class NotHeading(Enum):
     FOOTNOTE = "footnote"
     CAPTION = "caption"
     ADDRESS = "address"
+    POSTAL_ADDRESS = "postal-address"
     CONTINUED = "continued"
     COVER_LINE = "cover-line"
     BYLINE = "byline"
@@ -81,6 +82,7 @@ REASON_TEXT: dict[NotHeading, str] = {
     NotHeading.FOOTNOTE: "footnote",
     NotHeading.CAPTION: "a table's or a figure's caption",
     NotHeading.ADDRESS: "a web or mail address",
+    NotHeading.POSTAL_ADDRESS: "a postal address on a cover page",
     NotHeading.CONTINUED: "continued repeat",
     NotHeading.COVER_LINE: "cover-page line",
     NotHeading.BYLINE: "a byline of authors",

@@ -24,8 +24,13 @@ prediction (the driver treats them like levels the printed contents gives):
   Financial Statements") sit side by side: each takes the level of the first of them, which is
   predicted (or listed).  A statement is not a sub-section of the report printed before it, nor of a
   critical audit matter's title.
+* **Cover and front matter** (:mod:`.front`, once the body's first numbered section is found).  The
+  cover's lines (the issuer, the title, the underwriter) head nothing: each is a leaf.  Front matter
+  before the body (an issuer's statement, the important matters, the contents, the definitions, an
+  important notice) goes to the top level, beside the body's sections; its own sub-sections still nest
+  under it, and it floors nothing after it (the body's first section is no part of the definitions).
 * **Leaves.** "Table of Contents" heads the list of sections, not the sections: the heading after
-  it goes no deeper than it (:attr:`DocumentLogic.leaves`).  A financial statement of a filing
+  it goes no deeper than it (:attr:`DocumentLogic.leaves`); nor does the heading after a cover line.  A financial statement of a filing
   ("Consolidated Statements of Equity") parts no listed section: a contents entry after it (a
   schedule the statements index lists, "Summary of Business Segment Data") goes no deeper than it
   (:attr:`DocumentLogic.statements`); a row group detected on its page ("Cash Flows from Investing
@@ -46,6 +51,7 @@ from typing import Callable, NamedTuple, Sequence
 from ...model import Document, Heading, Numbering
 from ...numbering import parse_numbering
 from ...text import is_contents_title
+from .front import front_matter
 from .reasons import LevelReason, Placed
 
 __all__ = ["DocumentLogic", "END_MATTER_RE", "BODY_SCHEMES", "LOGIC_RULES"]
@@ -117,10 +123,15 @@ class DocumentLogic:
         self.members: dict[int, list[int]] = {}
         #: end-matter indices -> indices of the body headings (the top scheme's) whose shallowest level they take
         self.end_matter: dict[int, tuple[int, ...]] = {}
-        #: indices of headings nothing nests under (the contents page's title)
+        front = front_matter(self.headings, self._nums)
+        #: indices of the cover's headings (the issuer, the title, the underwriter): they head nothing
+        self.cover: frozenset[int] = front.cover
+        #: indices of the front matter before the body: each goes to the top level
+        self.front: frozenset[int] = front.front
+        #: indices of headings nothing nests under (the contents page's title, the cover's lines)
         self.leaves: frozenset[int] = frozenset(
             i for i, h in enumerate(self.headings)
-            if is_contents_title(h.text) and (document is None or h.page in document.toc_pages))
+            if is_contents_title(h.text) and (document is None or h.page in document.toc_pages)) | self.cover
         #: statement index -> the first statement of its item (the one the others go beside)
         self.statement_of: dict[int, int] = {}
         #: indices of the statements proper: no listed heading nests under one
@@ -224,11 +235,13 @@ class DocumentLogic:
     @property
     def active(self) -> bool:
         """Whether any rule applies to this document at all."""
-        return bool(self.member_of or self.end_matter or self.leaves or self.statement_of or self.statements)
+        return bool(self.member_of or self.end_matter or self.leaves or self.statement_of or self.statements
+                    or self.front)
 
     def covers(self, i: int) -> bool:
         """Whether a rule may place heading ``i`` (known before any level is)."""
-        return i in self.member_of or i in self.members or i in self.end_matter or i in self.statement_of
+        return (i in self.member_of or i in self.members or i in self.end_matter or i in self.statement_of
+                or i in self.front)
 
     def level(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> Placed | None:
         """The level heading ``i`` takes, given the ``levels`` of the headings before it; None: no rule applies.
@@ -244,6 +257,13 @@ class DocumentLogic:
         return None
 
     # -- the placements, one per rule -----------------------------------------------------------
+
+    def _front_matter(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> int | None:
+        # the top level: the level of the document's first heading (a cover line, a leaf, or this one); a level
+        # the printed contents gives stands
+        if i in self.front and fixed[i] is None:
+            return levels[0] if levels else 1
+        return None
 
     def _exhibit(self, i: int, levels: Sequence[int], fixed: Sequence[int | None]) -> int | None:
         # an exhibit heads the document filed under it; signatures and the like head nothing
@@ -297,6 +317,7 @@ class LogicRule(NamedTuple):
 
 #: the document's logic's rules, asked in this order (an introducer is never a run's member: it has no number)
 LOGIC_RULES: tuple[LogicRule, ...] = (
+    LogicRule("front matter at the top level", DocumentLogic._front_matter, LevelReason.FRONT_MATTER),
     LogicRule("an exhibit back at the top level", DocumentLogic._exhibit, LevelReason.EXHIBIT),
     LogicRule("end matter back at the top level", DocumentLogic._end_matter, LevelReason.END_MATTER),
     LogicRule("a statement beside the first of its item", DocumentLogic._beside_statements,

@@ -187,8 +187,8 @@ class Walk:
         return j
 
     def after_leaf(self, i: int) -> bool:
-        """Whether heading ``i`` comes right after a leaf: the contents page's title, or for a listed heading
-        (a contents entry) a financial statement."""
+        """Whether heading ``i`` comes right after a leaf: the contents page's title, a cover line, or for a
+        listed heading (a contents entry) a financial statement."""
         logic = self.logic
         listed = self.fixed[i] is not None or self.in_run[i] is not None
         return logic is not None and (i - 1 in logic.leaves or (i - 1 in logic.statements and listed))
@@ -271,11 +271,11 @@ def _floor_under_placed(w: Walk, i: int, levels: list[int]) -> list[int]:
 #: what a placed level goes through, in order
 PLACED_CORRECTIONS: tuple[Rule, ...] = (
     Rule("the level rule", _level_rule),
-    Rule("nothing nests under a leaf (the contents page's title, a financial statement)", _under_leaf),
+    Rule("nothing nests under a leaf (the contents page's title, a cover line, a financial statement)", _under_leaf),
 )
 
 #: what a step's predicted levels go through, in order
 PREDICTED_CORRECTIONS: tuple[Rule, ...] = (
     Rule("the floor under placed headings", _floor_under_placed),
-    Rule("nothing nests under a leaf (the contents page's title, a financial statement)", _under_leaf),
+    Rule("nothing nests under a leaf (the contents page's title, a cover line, a financial statement)", _under_leaf),
 )

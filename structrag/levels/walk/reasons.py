@@ -24,6 +24,7 @@ class LevelReason(Enum):
     """Why a heading's level was placed (see :data:`REASON_TEXT` for the words)."""
 
     GIVEN = "given"
+    FRONT_MATTER = "front-matter"
     SECONDARY_RUN = "secondary-run"
     EXHIBIT = "exhibit"
     END_MATTER = "end-matter"
@@ -40,6 +41,7 @@ class LevelReason(Enum):
 #: each reason in words, for a reader
 REASON_TEXT: dict[LevelReason, str] = {
     LevelReason.GIVEN: "a level given before the walk",
+    LevelReason.FRONT_MATTER: "front matter before the body",
     LevelReason.SECONDARY_RUN: "within a secondary contents run",
     LevelReason.EXHIBIT: "exhibit",
     LevelReason.END_MATTER: "end matter",
@@ -66,7 +68,7 @@ class Policy(NamedTuple):
     #: placed by the document's logic: it floors what follows only inside its run (a part or an item after
     #: the last note is the body going on, not a note's sub-section)
     from_logic: bool
-    #: the body is over: nothing placed before it floors what follows
+    #: outside the body (its end matter, its front matter): nothing placed before it floors what follows
     ends_body: bool
     #: its look tells the level of predicted headings that look the same (signatures head nothing, and a
     #: statement's title is set like the notes' sub-headings in many filings: their look says nothing)
@@ -86,6 +88,9 @@ POLICIES: dict[LevelReason, Policy] = {
     LevelReason.SECONDARY_RUN: Policy(source=SECONDARY, counter="secondary_placed", from_logic=False,
                                       ends_body=False, anchors_look=True, continues_run=True,
                                       on_listed_branch=False),
+    # front matter heads its own sub-sections (the predictor nests them), never the body's first section; its
+    # look says nothing of the body's ("Table of Contents" set like a filing's exhibits' titles)
+    LevelReason.FRONT_MATTER: Policy(ends_body=True, anchors_look=False, **_BY_LOGIC),
     # an exhibit heads the document filed under it, its own contents included: it floors what follows
     LevelReason.EXHIBIT: Policy(ends_body=False, anchors_look=True, **_BY_LOGIC),
     LevelReason.END_MATTER: Policy(ends_body=True, anchors_look=False, **_BY_LOGIC),
