@@ -109,3 +109,15 @@ def test_a_prospectus_cover_heads_neither_its_front_matter_nor_its_sections(tmp_
         assert by_text[sub].parent == by_text[spec["front"][1]].index, tree.to_text()
     for sub in spec["subs"]:
         assert tree.parent(by_text[sub].index).text == spec["sections"][-1], tree.to_text()
+
+
+@pytest.mark.parametrize("title, heads", [
+    ("Figure 4.1. Test Point VDDTP for AVDD33 Noise Tolerance", False), ("Table 4.2. Normal Operating Conditions", False),
+    ("Figura 16: Librería gdi32.dll cargada en memoria", False), ("Illustration 2: Obfuscated dropper code", False),
+    ("TABLE A - CALCULATION OF PENSIONS", True), ("2022 Summary Compensation Table", True), ("1.2 Markets We Serve", True),
+])
+def test_which_contents_rows_are_captions(title, heads):
+    # a list of figures or tables numbers its rows; a lettered table in a plan's contents opens a schedule
+    from structrag.headings.contents import _heads_no_section
+
+    assert _heads_no_section(title, 5) is not heads

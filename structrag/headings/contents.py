@@ -31,9 +31,17 @@ from .page_labels import TitleIndex, footer_labels, map_pages
 
 __all__ = ["ContentsResult", "contents_entries", "locate_contents", "SECONDARY", "LOST_BEFORE", "follows_lost_entry"]
 
-#: entries that head no section: the period line of the contents page's title block ("For the Year Ended
-#: ...") and the rows of a printed list of figures or tables ("Figure 3: ...", "Table 4.2. ...")
-_NOT_SECTIONS = (NotHeading.COLUMN_HEADER, NotHeading.CAPTION)
+
+def _heads_no_section(title: str, page: int) -> bool:
+    """An entry that heads no section: the period line of the contents page's title block ("For the Year
+    Ended ..."), or a row of a printed list of figures or tables ("Figure 3: ...", "Table 4.2. ...").  A list
+    numbers its rows: a lettered one ("TABLE A - CALCULATION OF PENSIONS") may open a plan's schedule."""
+    code = text_code(title, page)
+    if code is NotHeading.CAPTION:
+        words = title.split()
+        return len(words) > 1 and any(c.isdigit() for c in words[1])
+    return code is NotHeading.COLUMN_HEADER
+
 
 #: ``level_source`` of a secondary contents run's entries: ``level`` is their level within the run only
 SECONDARY = "contents-secondary"
@@ -163,7 +171,7 @@ def locate_contents(
             h = le.heading
             if h is None or not _plausible(document, h, e.title):
                 continue
-            if text_code(e.title, e.page) in _NOT_SECTIONS:
+            if _heads_no_section(e.title, e.page):
                 continue
             reasons = (
                 f"contents entry on p.{e.contents_page + 1}"
