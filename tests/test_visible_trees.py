@@ -55,6 +55,26 @@ def test_nothing_nests_under_a_financial_statement():
     assert got["Note 1 - Summary of Significant Accounting Policies"] == notes + 1
 
 
+@pytest.mark.parametrize("predictor", ["rules", "learned"])
+def test_a_note_never_nests_under_the_statement_before_it(predictor):
+    # a filing that prints no "Notes to ..." title: the first note follows the cash-flow statement on the next
+    # page; its number says it opens a note, not a part of the statement (the statement's own row groups,
+    # unnumbered, on its page, may still nest under it)
+    spec = [("Item 7. Management's Discussion and Analysis", 10, 1), ("Item 8. Financial Statements", 20, 1),
+            ("Report of Independent Registered Public Accounting Firm", 21, None),
+            ("CONSOLIDATED STATEMENTS OF INCOME", 22, None), ("CONSOLIDATED BALANCE SHEETS", 23, None),
+            ("CONSOLIDATED STATEMENTS OF CASH FLOWS", 24, None), ("1. Accounting Policies", 25, None),
+            ("Basis of Consolidation", 25, None), ("2. Revenue", 27, None),
+            ("Item 9. Changes in and Disagreements with Accountants", 40, 1)]
+    heads = [_heading(t, p, k, level=lv, source="contents" if lv else "layout",
+                      level_source="contents" if lv else None) for k, (t, p, lv) in enumerate(spec)]
+    out = assign_levels(None, heads, predictor=predictor).headings
+    got = {h.text: h.level for h in out}
+    cash = got["CONSOLIDATED STATEMENTS OF CASH FLOWS"]
+    assert got["CONSOLIDATED STATEMENTS OF INCOME"] == cash
+    assert got["1. Accounting Policies"] <= cash, [(h.text, h.level) for h in out]
+
+
 def test_a_clause_title_set_in_its_paragraphs_first_line_is_the_section():
     # an exhibit's plan: "1.1. Objective. It is the intent ..." is the section "1.1. Objective", not the
     # line cut where the page ends it

@@ -238,6 +238,11 @@ class DocumentLogic:
         return bool(self.member_of or self.end_matter or self.leaves or self.statement_of or self.statements
                     or self.front)
 
+    def numbered(self, i: int) -> bool:
+        """Whether heading ``i`` prints a number other than an item's ("1. Accounting Policies": a note)."""
+        x = self._nums[i]
+        return x is not None and x.scheme != "item"
+
     def covers(self, i: int) -> bool:
         """Whether a rule may place heading ``i`` (known before any level is)."""
         return (i in self.member_of or i in self.members or i in self.end_matter or i in self.statement_of
