@@ -248,3 +248,10 @@ def test_data_may_name_a_flat_folder_of_pdfs(tmp_path):
 def test_the_first_corpus_round_has_the_same_shape():
     rows = _a_set_apart("heading_precision_corpus_round1.jsonl", 350, 35, "_corpus_")
     assert Counter(r["doc"] for r in rows) == Counter({r["doc"]: 10 for r in rows})
+
+
+def test_the_second_corpus_round_has_the_same_shape_and_no_document_of_the_first():
+    rows = _a_set_apart("heading_precision_corpus_round2.jsonl", 360, 36, "_corpus_")
+    assert Counter(r["doc"] for r in rows) == Counter({r["doc"]: 10 for r in rows})
+    first = {r["doc"] for r in P.load_labels(P.LABELS.parent / "heading_precision_corpus_round1.jsonl")}
+    assert not first & {r["doc"] for r in rows}  # held out by document from round 1
