@@ -238,10 +238,12 @@ class DocumentLogic:
         return bool(self.member_of or self.end_matter or self.leaves or self.statement_of or self.statements
                     or self.front)
 
-    def numbered(self, i: int) -> bool:
-        """Whether heading ``i`` prints a number other than an item's ("1. Accounting Policies": a note)."""
+    def opens_notes(self, i: int) -> bool:
+        """Whether heading ``i`` is numbered 1, not as an item ("1. Accounting Policies", "Note 1 - ..."): the
+        notes' first, which a filing prints right after its statements.  A later note after a heading that
+        reads like a statement ("Consolidated Balance Sheets" of a guarantor, inside a note) is left alone."""
         x = self._nums[i]
-        return x is not None and x.scheme != "item"
+        return x is not None and x.scheme != "item" and len(x.values) == 1 and _value(x) == 1
 
     def covers(self, i: int) -> bool:
         """Whether a rule may place heading ``i`` (known before any level is)."""

@@ -188,13 +188,13 @@ class Walk:
 
     def after_leaf(self, i: int) -> bool:
         """Whether heading ``i`` comes right after a leaf: the contents page's title, a cover line, or for a
-        listed heading (a contents entry) or a numbered one (a note) a financial statement; a statement's
+        listed heading (a contents entry) or the first note a financial statement; a statement's
         own row groups ("Cash Flows from Investing Activities") may nest under it."""
         logic = self.logic
         if logic is None:
             return False
         listed = self.fixed[i] is not None or self.in_run[i] is not None
-        return i - 1 in logic.leaves or (i - 1 in logic.statements and (listed or logic.numbered(i)))
+        return i - 1 in logic.leaves or (i - 1 in logic.statements and (listed or logic.opens_notes(i)))
 
 
 class Rule(NamedTuple):
