@@ -145,25 +145,39 @@ def levels_by_title(levels: dict[str, int]) -> Callable[[DecodedRequest], dict[s
     return policy
 
 
-def levels_in_order(levels: Sequence[int]) -> Callable[[DecodedRequest], dict[str, int]]:
+def levels_in_order(levels: Sequence[int], titles: Sequence[str] | None = None
+                    ) -> Callable[[DecodedRequest], dict[str, int]]:
     """A policy for documents with repeated titles: targets are answered by position.
 
     It relies on the requests coming in reading order and counts the targets
     answered so far; a retried step re-uses the position of its first try
-    (detected by the same first title).
+    (detected by the same first title).  With ``titles`` (the headings' texts, in
+    the order of ``levels``) the position is counted per title: a title's n-th
+    asking gets the level of its n-th heading, so headings a document rule places
+    without asking (a contents page's title) shift nothing.
     """
-    state = {"pos": 0, "last": None}
+    state: dict[str, Any] = {"pos": 0, "last": None, "seen": {}}
+    where: dict[str, list[int]] = {}
+    for k, t in enumerate(titles or ()):
+        where.setdefault(t, []).append(k)
+
+    def position(title: str) -> int:
+        n = state["seen"].get(title, 0)
+        state["seen"][title] = n + 1
+        return where[title][min(n, len(where[title]) - 1)]
 
     def policy(req: DecodedRequest) -> dict[str, int]:
         ts = req.targets or []
         key = tuple(t["title"] for t in ts)
         if state["last"] is not None and state["last"][0] == key:
-            start = state["last"][1]
+            at = state["last"][1]
+        elif titles is not None:
+            at = [position(t["title"]) for t in ts]
         else:
-            start = state["pos"]
+            at = list(range(state["pos"], state["pos"] + len(ts)))
             state["pos"] += len(ts)
-        state["last"] = (key, start)
-        return {t["id"]: levels[start + i] for i, t in enumerate(ts)}
+        state["last"] = (key, at)
+        return {t["id"]: levels[k] for k, t in zip(at, ts)}
 
     return policy
 
