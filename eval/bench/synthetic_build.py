@@ -136,42 +136,44 @@ def _init(sources: list[Source]) -> None:
     _SOURCES = sources
 
 
-def _laid_out(body, style) -> tuple[bytes, dict[str, int], int, int] | None:
+def _laid_out(body, style) -> tuple[bytes, dict[str, int], int, int] | list[str]:
     """The body laid out with no labelled line lost (:func:`eval.bench.synthetic_render.lost_lines`), and
-    how many column breaks that took; None when it cannot be.
+    how many column breaks that took; else the texts that could not be printed whole on their page.
 
     A heading broken at the end of a column, or a table whose rest MuPDF dropped there, moves to the
-    top of the next column, the first one first (a fix moves everything after it).  A table that still
-    loses lines there (longer than a column, or cells cut off) is printed as paragraphs instead; any
-    other part that starts a column and still breaks cannot be fixed.
+    top of the next column (all the broken ones at once: a needless break only leaves a gap).  A table
+    that still loses lines there (longer than a column, or cells cut off) is printed as paragraphs
+    instead; any other part that starts a column and is still not found cannot be mended.
     """
     from eval.bench.synthetic_render import layout, lost_lines
 
-    for fixes in range(60):
+    fixes = 0
+    for _ in range(12):
         pdf, where, pages = layout(body, style)
         lost = lost_lines(pdf, where, body)
         if not lost:
             return pdf, where, pages, fixes
-        first = min(body.part_of.get(key, 0) for key in lost)
-        if first in body.flat and first in body.breaks:
-            body.flatten(first)
-        elif first in body.breaks or first == 0:
-            return None
-        else:
-            body.breaks[first] = "column"
-    return None
+        stuck = []
+        for part in sorted({body.part_of.get(key, 0) for key in lost}):
+            if part in body.flat and part in body.breaks:
+                body.flatten(part)
+            elif part in body.breaks or part == 0:
+                stuck.append(part)
+            else:
+                body.breaks[part] = "column"
+                fixes += 1
+        if stuck:
+            return [body.parts[p][:120] for p in stuck]
+    return ["no layout after 12 rounds"]
 
 
 def render_one(i: int, s: int, start: int, style_k: int, seed: int,
                page_range: tuple[int, int] = (MIN_PAGES, MAX_PAGES)) -> dict:
     """Render document ``i``: its files' contents, or why it was dropped.
 
-    The text is resized until the pages fall within ``page_range`` (three tries at most).  A body that
-    :func:`_laid_out` cannot lay out is tried again with the margins moved by a few points (which
-    changes where the columns break), four times at most.
+    The text is resized until the pages fall within ``page_range`` (three tries at most); a body that
+    :func:`_laid_out` cannot lay out drops the document.
     """
-    from dataclasses import replace
-
     from eval.bench.synthetic_pages import assemble
     from eval.bench.synthetic_render import body_html
     from eval.bench.synthetic_styles import draw_style
@@ -180,7 +182,7 @@ def render_one(i: int, s: int, start: int, style_k: int, seed: int,
     source = _SOURCES[s]
     target = random.Random(f"synthetic-doc:{seed}:{i}").randint(10, 45)
     chars = target * chars_per_page(style)
-    resized = moved = 0
+    resized = 0
     while True:
         blocks, used = take(source, start, chars)
         rng = random.Random(f"synthetic-doc:{seed}:{i}:render")
@@ -189,12 +191,8 @@ def render_one(i: int, s: int, start: int, style_k: int, seed: int,
         title = rng.choice((topic, f"{topic}: {first}" if 0 < len(first) <= 50 else topic, first or topic))
         body = body_html(tuple(blocks), style, rng, "")
         done = _laid_out(body, style)
-        if done is None:
-            if moved == 4:
-                return {"i": i, "dropped": "layout lost labelled lines"}
-            style = replace(style, margin=style.margin + (4, -4, 8, -8)[moved])
-            moved += 1
-            continue
+        if isinstance(done, list):
+            return {"i": i, "dropped": "lost: " + " | ".join(done[:3])}
         pdf, where, pages, fixes = done
         if not page_range[0] <= pages + 2 <= page_range[1] and pages and resized < 3:
             chars *= target / pages
@@ -205,8 +203,7 @@ def render_one(i: int, s: int, start: int, style_k: int, seed: int,
     if not page_range[0] <= rendered.pages <= page_range[1] or not rendered.toc:
         return {"i": i, "dropped": f"{rendered.pages} pages, {len(rendered.toc)} headings"}
     return {"i": i, "style": style.family, "repo": source.repo, "commit": source.commit,
-            "language": source.language, "used": used, "rendered": rendered, "margin_moved": moved,
-            "column_breaks": fixes}
+            "language": source.language, "used": used, "rendered": rendered, "column_breaks": fixes}
 
 
 def _write(out: Path, seed: int, r: dict) -> dict:
@@ -253,7 +250,6 @@ def build(sources: list[Source], out: Path, docs: int, styles: int, seed: int, j
         levels.update(t[0] for t in r["rendered"].toc)
         kinds.update(x["kind"] for x in r["rendered"].lines)
     return {"seed": seed, "documents": len(rows), "dropped": {r["i"]: r["dropped"] for r in results if "dropped" in r},
-            "margins_moved": sum(1 for r in done if r["margin_moved"]),
             "column_breaks_added": sum(r["column_breaks"] for r in done),
             "families": len({x["family"] for x in rows}), "pages": sum(x["pages"] for x in rows),
             "headings": sum(levels.values()), "headings_per_level": {str(k): levels[k] for k in sorted(levels)},

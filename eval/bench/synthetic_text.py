@@ -80,7 +80,9 @@ def latin(text: str) -> bool:
 
 def clean(text: str) -> str:
     """Plain text with the characters the fonts lack removed (emoji, symbols, other scripts)."""
-    return " ".join("".join(ch for ch in text if ord(ch) <= 0x24F or ch in "–—‘’“”•…€™").split())
+    # soft hyphens and control characters print nothing, so a label holding one would not match its line
+    return " ".join("".join(ch for ch in text if (ord(ch) <= 0x24F or ch in "–—‘’“”•…€™") and ch != "\xad"
+                            and unicodedata.category(ch) != "Cc" or ch in "\t\n").split())
 
 
 def _front_matter(lines: list[str]) -> tuple[str, list[str]]:
