@@ -95,7 +95,9 @@ def chars_per_page(style) -> float:
 
 
 def take(source: Source, start: int, chars: float) -> tuple[list[Block], list[str]]:
-    """Pieces of ``source`` from ``start`` (wrapping round) until ``chars`` and a depth of 2 are reached."""
+    """Pieces of ``source`` from ``start`` (wrapping round) until ``chars`` is reached, and on up to 1.5 times
+    that while the text is still flat (depth 1).  A source of flat pages (blog posts) yields a flat text,
+    which the caller drops, rather than all of itself."""
     blocks: list[Block] = []
     used: list[str] = []
     n = len(source.pieces)
@@ -106,7 +108,7 @@ def take(source: Source, start: int, chars: float) -> tuple[list[Block], list[st
         if piece.source not in used:
             used.append(piece.source)
         size += piece.size
-        if size >= chars and max((b.level for b in close_levels(blocks) if b.kind == "h"), default=0) >= 2:
+        if size >= chars and (size >= 1.5 * chars or any(b.kind == "h" and b.level >= 2 for b in blocks)):
             break
     return close_levels(blocks), used
 
@@ -145,11 +147,14 @@ def _laid_out(body, style) -> tuple[bytes, dict[str, int], int, int] | list[str]
     that still loses lines there (longer than a column, or cells cut off) is printed as paragraphs
     instead; any other part that starts a column and is still not found cannot be mended.
     """
-    from eval.bench.synthetic_render import layout, lost_lines
+    from eval.bench.synthetic_render import LayoutError, layout, lost_lines
 
     fixes = 0
     for _ in range(12):
-        pdf, where, pages = layout(body, style)
+        try:
+            pdf, where, pages = layout(body, style)
+        except LayoutError as exc:
+            return [str(exc)]
         lost = lost_lines(pdf, where, body)
         if not lost:
             return pdf, where, pages, fixes
@@ -189,6 +194,8 @@ def render_one(i: int, s: int, start: int, style_k: int, seed: int,
         first = next((b.text for b in blocks if b.kind == "h" and b.level == 1), "")
         topic = TOPICS.get(source.repo, "Report")
         title = rng.choice((topic, f"{topic}: {first}" if 0 < len(first) <= 50 else topic, first or topic))
+        if not any(b.kind == "h" and b.level >= 2 for b in blocks):
+            return {"i": i, "dropped": "flat text (depth 1)"}
         body = body_html(tuple(blocks), style, rng, "")
         done = _laid_out(body, style)
         if isinstance(done, list):
@@ -234,14 +241,18 @@ def build(sources: list[Source], out: Path, docs: int, styles: int, seed: int, j
     todo = plan(sources, docs, styles, seed)
     args = ([i for i, _, _ in todo], [s for _, s, _ in todo], [st for _, _, st in todo],
             [i % styles for i, _, _ in todo], [seed] * len(todo), [page_range] * len(todo))
+    results, rows = [], []
     if jobs <= 1:
         _init(sources)
-        results = list(map(render_one, *args))
+        for r in map(render_one, *args):
+            results.append(r)
+            rows += [] if "dropped" in r else [_write(out, seed, r)]
     else:
         with ProcessPoolExecutor(max_workers=jobs, initializer=_init, initargs=(sources,)) as pool:
-            results = list(pool.map(render_one, *args))
+            for r in pool.map(render_one, *args):  # written as they come: a long build shows its progress
+                results.append(r)
+                rows += [] if "dropped" in r else [_write(out, seed, r)]
     done = [r for r in results if "dropped" not in r]
-    rows = [_write(out, seed, r) for r in done]
     (out / "manifest.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows),
                                         encoding="utf-8")
     levels: Counter[int] = Counter()

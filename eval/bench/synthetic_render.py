@@ -19,6 +19,13 @@ from eval.bench.synthetic_styles import SIDEBAR_TITLES, HeadingStyle, Style, com
 from eval.bench.synthetic_text import Block
 
 _IDS = re.compile(r'\bid="([hn]\d+)"')
+MAX_BODY_PAGES = 150
+
+
+class LayoutError(RuntimeError):
+    """The body cannot be laid out (MuPDF's Story does not come to an end)."""
+
+
 CONTENTS_TITLES = ("Contents", "Table of Contents", "CONTENTS", "Table of contents")
 KINDS = ("table_header", "caption", "cover", "running", "signature", "sidebar", "contents")
 
@@ -257,6 +264,8 @@ def layout(body: _Body, style: Style) -> tuple[bytes, dict[str, int], int]:
         story = pymupdf.Story(html=seg, user_css=sheet)
         more = 1
         while more:
+            if page >= MAX_BODY_PAGES:  # a block that fits no column makes MuPDF add empty pages forever
+                raise LayoutError(f"no end after {page} pages")
             if not open_page:
                 dev = writer.begin_page(mb)
                 page += 1

@@ -49,7 +49,7 @@ class Chapter:
 
 _LINK = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]")  # images: dropped
 _HREF = re.compile(r"\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")  # links: their text
-_TAG = re.compile(r"<[^>]{0,400}>")
+_TAG = re.compile(r"<[^>]{0,400}>|\{:[^}]{0,400}\}")  # HTML tags, kramdown attribute lists
 _MARK = re.compile(r"(\*\*|__|~~|`+|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*]))")
 _AUTOLINK = re.compile(r"https?://\S+")
 _NUM_LIST = re.compile(r"^\s*\d{1,3}[.)]\s+")
