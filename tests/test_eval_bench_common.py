@@ -1,5 +1,6 @@
 """The shared benchmark helpers of eval/bench/common.py: bootstrap intervals, the data folder, model caches."""
 
+import json
 from pathlib import Path
 from typing import NamedTuple
 
@@ -228,3 +229,14 @@ def test_no_benchmark_edits_sys_path_or_imports_tests():
         src = f.read_text(encoding="utf-8")
         assert "sys.path" not in src, f
         assert "from tests" not in src and "import tests" not in src and "import openai_server" not in src, f
+
+
+def test_save_results_writes_what_is_asked(tmp_path):
+    from eval.bench.common import save_results
+
+    seen = []
+    save_results({"x": float("nan"), "n": 2}, str(tmp_path / "a" / "r.json"), str(tmp_path / "r.md"),
+                 lambda res, path: seen.append((res["n"], path)))
+    assert json.loads((tmp_path / "a" / "r.json").read_text())["n"] == 2 and seen == [(2, tmp_path / "r.md")]
+    save_results({"n": 3}, None, None, lambda res, path: seen.append(res))
+    assert len(seen) == 1

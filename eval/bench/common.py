@@ -7,6 +7,7 @@ Kept small on purpose: anything a user of the library would call belongs in the 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import platform
 import sys
@@ -51,6 +52,16 @@ def out_path(bench: str, name: str) -> str:
 
 
 # --------------------------------------------------------------------------- data and provenance
+
+
+def save_results(res: dict, json_path: str | None, report_path: str | None,
+                 write_report: Callable[[dict, Path], None]) -> None:
+    """Write a benchmark's results as JSON and its report as Markdown, where asked to."""
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(res, indent=2, default=float) + "\n", encoding="utf-8")
+    if report_path:
+        write_report(res, Path(report_path))
 
 
 def data_dir(*parts: str, explicit: str | os.PathLike | None = None) -> Path:

@@ -47,7 +47,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from eval.bench.common import CACHE, HeldOutModels, bootstrap_ci, data_dir, fmt, run_info
+from eval.bench.common import CACHE, HeldOutModels, bootstrap_ci, data_dir, fmt, run_info, save_results
 from eval.bench.families import collect_references, contents_pseudo_references
 from eval.runners import score_end_to_end, score_level_only
 from eval.trees import DocumentScores, pool
@@ -272,11 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res["end_to_end"] = end_to_end(src, src.scored("outline"), models.get(args.end_to_end), args.folds)
     res["train_seconds"] = sum(m.train_seconds for m in models.values())
     res["total_seconds"] = time.perf_counter() - t0
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(res, indent=2, default=float) + "\n", encoding="utf-8")
-    if args.report:
-        write_report(res, Path(args.report))
+    save_results(res, args.json, args.report, write_report)
     return 0
 
 

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import structrag.levels
-from eval.bench.common import CACHE, REPO, HeldOutModels, data_dir, fmt, run_info
+from eval.bench.common import CACHE, REPO, HeldOutModels, data_dir, fmt, run_info, save_results
 from eval.runners import score_end_to_end, score_level_only
 from eval.trees import DocumentScores, pool
 from structrag.files import file_sha1
@@ -400,11 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        **({"predictors": ("learned",), "modes": ("auto",)} if args.quick else {}))
     res["train_seconds"] = sum(m.train_seconds for m in models.values())
     res["total_seconds"] = time.perf_counter() - t0
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(res, indent=2, default=float) + "\n", encoding="utf-8")
-    if args.report:
-        write_report(res, Path(args.report))
+    save_results(res, args.json, args.report, write_report)
     return 0
 
 
