@@ -104,9 +104,11 @@ def load_sources(args) -> Sources:
             continue
         rows = _manifest(Path(folder))
         refs = load_reference_docs(folder, cache_dir=Path(args.extract_cache))
-        for label in sorted({rows[r.doc_id].get("label", "outline") for r in refs}):
-            part = [replace(r, group=r.group or origin) for r in refs if rows[r.doc_id].get("label", "outline") == label]
-            src.add(part, lambda r: f"{origin}:{rows[r.doc_id]['family']}", origin, label)
+        label = {r.doc_id: rows[r.doc_id].get("label", "outline") for r in refs}
+        # grouped by label (a stable sort): the training order, and so the models, do not depend on the manifest's
+        for r in sorted(refs, key=lambda r: label[r.doc_id]):
+            src.add([replace(r, group=r.group or origin)], lambda r: f"{origin}:{rows[r.doc_id]['family']}", origin,
+                    label[r.doc_id])
     return src
 
 
@@ -133,16 +135,21 @@ def fold_models(src: Sources, variants: Sequence[str], folds: int, cache: Path) 
             for v in variants}
 
 
-def summarise(refs: Sequence[ReferenceDoc], family: dict[str, str], scores: dict[str, DocumentScores]) -> dict:
-    docs = [scores[r.doc_id] for r in refs]
+def per_family(refs: Sequence[ReferenceDoc], family: dict[str, str], value: Callable[[ReferenceDoc], float]) -> dict:
+    """The mean over publishers of each publisher's mean ``value``, its 95% interval (publishers resampled)."""
     by_family: dict[str, list[float]] = defaultdict(list)
     for r in refs:
-        by_family[family[r.doc_id]].append(scores[r.doc_id].teds)
+        by_family[family[r.doc_id]].append(value(r))
     fam = [float(np.mean(v)) for v in by_family.values()]
-    p = pool(docs)
-    return {"documents": len(docs), "families": len(by_family), "micro_steds": p.micro_steds,
-            "macro_steds": p.macro_steds, "family_macro_steds": float(np.mean(fam)) if fam else float("nan"),
-            "family_ci95": bootstrap_ci(fam)}
+    return {"documents": len(refs), "families": len(by_family),
+            "mean": float(np.mean(fam)) if fam else float("nan"), "ci95": bootstrap_ci(fam)}
+
+
+def summarise(refs: Sequence[ReferenceDoc], family: dict[str, str], scores: dict[str, DocumentScores]) -> dict:
+    p = pool([scores[r.doc_id] for r in refs])
+    f = per_family(refs, family, lambda r: scores[r.doc_id].teds)
+    return {"documents": f["documents"], "families": f["families"], "micro_steds": p.micro_steds,
+            "macro_steds": p.macro_steds, "family_macro_steds": f["mean"], "family_ci95": f["ci95"]}
 
 
 def _sets(src: Sources, refs: Sequence[ReferenceDoc]) -> dict[str, list[ReferenceDoc]]:
@@ -186,13 +193,10 @@ def end_to_end(src: Sources, refs: Sequence[ReferenceDoc], model: HeldOutModels 
         sets = {}
         for k, v in _sets(src, refs).items():
             p = pool([scores[r.doc_id] for r in v])
-            fam: dict[str, list[float]] = defaultdict(list)
-            for r in v:
-                fam[src.family[r.doc_id]].append(scores[r.doc_id].pruned_teds)
-            fm = [float(np.mean(x)) for x in fam.values()]
-            sets[k] = {"documents": len(v), "families": len(fam), "recall": p.recall, "precision": p.precision,
-                       "projected_micro_steds": p.pruned_micro_steds, "projected_family_macro": float(np.mean(fm)),
-                       "family_ci95": bootstrap_ci(fm)}
+            f = per_family(v, src.family, lambda r: scores[r.doc_id].pruned_teds)
+            sets[k] = {"documents": f["documents"], "families": f["families"], "recall": p.recall,
+                       "precision": p.precision, "projected_micro_steds": p.pruned_micro_steds,
+                       "projected_family_macro": f["mean"], "family_ci95": f["ci95"]}
         out[name] = {"documents": {k: {"recall": round(v.recall, 4), "projected": round(v.pruned_teds, 4)}
                                    for k, v in scores.items()}, "sets": sets}
         a = sets["all"]
