@@ -5,7 +5,8 @@ DocumentIdentity(issuer='3M COMPANY', doc_type='10-K', year=2018, language='en',
 
 Pure rules over what extraction already produced (no network, no model): the cover's text and
 type sizes, the first heading or outline entry, and the PDF's title/subject metadata.  Each
-field keeps where it came from (``cover``, ``heading``, ``metadata``), so a user's own value
+field keeps where it came from (``cover``, ``heading``, ``auditor``: the auditor's report's addressee,
+``metadata``), so a user's own value
 (``user``) can be told from a guess.  The identity is the root of a document's tree: the index
 stores it and filters on it (:mod:`retrievers.store.identities`).
 """
@@ -19,10 +20,13 @@ from typing import Iterable, Sequence
 from .model import Block, Document, DocumentIdentity
 from .text import HAN, HANGUL, KANA, normalize_title
 
-__all__ = ["identify", "DOC_TYPES", "normalize_issuer", "normalize_type", "COVER_PAGES"]
+__all__ = ["identify", "DOC_TYPES", "normalize_issuer", "normalize_type", "COVER_PAGES", "PERIOD_PAGES", "fiscal_quarter"]
 
 #: Pages read as the cover and first pages (a filing's cover sheet runs to its second page).
 COVER_PAGES = 3
+#: Pages whose words the fiscal-period rules read: a quarterly report's first statements, with their
+#: "six months ended" columns, and the "fiscal 2023" its discussion names its year by, come early.
+PERIOD_PAGES = 8
 DOC_TYPES = ("10-K", "10-Q", "8-K", "20-F", "annual report", "interim report", "earnings release", "prospectus",
              "sustainability report", "manual", "other")
 
@@ -46,6 +50,19 @@ _NQ = re.compile(r"\b(?:([1-4])Q|Q([1-4]))\s*(?:fy\s*)?'?((?:19|20)\d\d)\b", re.
 _CN_PERIOD = re.compile(r"截[至止]\s*((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 _CN_YEAR_REPORT = re.compile(r"((?:19|20)\d\d)\s*年(?:年度报告|半年度报告|第([一二三四1-4])季度报告|度报告)")
 _YEAR = re.compile(r"(?<![\d.])((?:19|20)\d\d)(?![\d])")
+# a quarterly report's statements cover the year to date: "six months ended" (or 26 weeks) is its fiscal
+# second quarter, whatever the calendar quarter of its end date
+_SPAN_ENDED = re.compile(r"\b(three|six|nine|3|6|9|thirteen|twenty[\s-]?six|thirty[\s-]?nine|13|26|39)\s+"
+                         r"(?:months|weeks)\s+ended", re.I)
+_SPAN_QUARTER = {"three": 1, "3": 1, "thirteen": 1, "13": 1, "six": 2, "6": 2, "twentysix": 2, "26": 2,
+                 "nine": 3, "9": 3, "thirtynine": 3, "39": 3}
+# the auditor's report is addressed to the issuer ("To the Shareowners and Board of Directors / The Coca-Cola
+# Company"), in documents whose cover names it only in a logo
+_AUDITOR_TO = re.compile(r"\bto\s+the\s+(?:(?:board\s+of\s+directors|directors|stockholders|shareholders|shareowners|"
+                         r"members|partners)(?:\s*,?\s*(?:and|&)\s+|\s+))+(?:of\s+)?(?:the\s+)?", re.I)
+_LEGAL_NAME = re.compile(r"((?:[A-Z][\w.&'\u2019-]*,?\s+){0,5}?(?:Inc\.?|Incorporated|Corp\.?|Corporation|Company|"
+                         r"Co\.|Ltd\.?|Limited|plc|PLC|AG|SE|S\.A\.|N\.V\.|LLC|L\.P\.)(?![\w]))")
+_FISCAL_LABEL = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b|\bFY\s*'?((?:19|20)\d\d)\b", re.I)
 # "(Exact name of registrant as specified in its charter)" follows the issuer's name on a filing
 _EXACT_NAME = re.compile(r"exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
 _CN_COMPANY = re.compile(rf"([{HAN}（）()]{{2,40}}?(?:股份有限公司|有限责任公司|有限公司|集团公司))")
@@ -183,16 +200,49 @@ def _form(raw: str) -> str:
     return f"{r[:-1]}-{r[-1]}"
 
 
-def _period(doc_type: str | None, first_page: str, cover: str, title: str, meta: str
+def _labelled_year(early: str, years: tuple[int, ...]) -> int | None:
+    """Of ``years``, the one the document's first pages name most as "fiscal 2023" / "FY2023" (None: none named)."""
+    counts = Counter(int(a or b) for a, b in _FISCAL_LABEL.findall(early))
+    named = [y for y in years if counts.get(y)]
+    return max(named, key=lambda y: (counts[y], -years.index(y))) if named else None
+
+
+def fiscal_quarter(end_year: int, end_month: int, early: str) -> tuple[int, int]:
+    """(fiscal year, fiscal quarter) of a quarterly report whose period ends in ``end_month`` of ``end_year``.
+
+    The longest year-to-date span of its statements (``early``: its first pages' text) gives the
+    quarter: three months (or 13 weeks) the first, six the second, nine the third; none found, the
+    calendar quarter.  Where that differs from the calendar quarter the fiscal year does not end in
+    December: it ends ``4 - quarter`` quarters later, and is named by that end's year (Amcor's
+    quarter to 31 December 2022 is its fiscal 2023 Q2) unless the text names the year before more
+    often (a retailer whose "fiscal 2023" ends in January 2024)."""
+    calendar = (end_month + 2) // 3
+    spans = [_SPAN_QUARTER.get(re.sub(r"[\s-]", "", m.group(1).lower())) for m in _SPAN_ENDED.finditer(early)]
+    spans = [q for q in spans if q]
+    quarter = max(spans) if spans else calendar
+    if quarter == calendar:
+        return end_year, quarter
+    year = end_year + (end_month + 3 * (4 - quarter) - 1) // 12
+    return _labelled_year(early, (year, year - 1)) or year, quarter
+
+
+def _period(doc_type: str | None, first_page: str, cover: str, title: str, meta: str, early: str = ""
             ) -> tuple[int | None, int | None, str | None]:
-    """(year, quarter, source) of the period the document covers."""
+    """(year, quarter, source) of the period the document covers; ``early``: the first
+    :data:`PERIOD_PAGES` pages' text, for the fiscal-period rules."""
     low = cover.lower()
     m = _QUARTER_ENDED.search(cover)
     if m and doc_type in (None, "10-Q", "interim report"):
-        return int(m.group(2)), (_MONTHS[m.group(1).lower()] + 2) // 3, "cover"
+        year, quarter = fiscal_quarter(int(m.group(2)), _MONTHS[m.group(1).lower()], early or cover)
+        return year, quarter, "cover"
     m = _FISCAL_YEAR_ENDED.search(cover)
     if m and doc_type in (None, "10-K", "20-F", "annual report"):
-        return int(m.group(2)), None, "cover"
+        year = int(m.group(2))
+        if _MONTHS[m.group(1).lower()] <= 2:
+            # a year ending in January or February: retailers name it by the year it began ("fiscal 2022"
+            # ends on 28 January 2023) or by its end; the text says which
+            year = _labelled_year(early or cover, (year, year - 1)) or year
+        return year, None, "cover"
     m = _DATE_OF_REPORT.search(cover)
     if m and doc_type == "8-K":
         return int(m.group(2)), None, "cover"
@@ -241,7 +291,16 @@ def _title(blocks: Sequence[Block]) -> str | None:
     return t[:200] if t else None
 
 
-def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc_type: str | None
+def _addressee(body: str) -> str | None:
+    """The company an auditor's report in ``body`` is addressed to (the first such report's)."""
+    for m in _AUDITOR_TO.finditer(body):
+        name = _LEGAL_NAME.match(body, m.end())
+        if name and len(name.group(1).split()) >= 2:
+            return name.group(1).strip(" ,")
+    return None
+
+
+def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc_type: str | None, body: str = ""
             ) -> tuple[str, str] | None:
     page0 = [b for b in blocks if b.page == blocks[0].page] if blocks else []
     # a filing: the line above "(Exact name of registrant as specified in its charter)"
@@ -268,6 +327,9 @@ def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc
              and not _BOILERPLATE.search(_flat(b.text))]
     if named:
         return _flat(max(named, key=lambda b: (b.size, -b.index)).text), "cover"
+    addressed = _addressee(body)
+    if addressed:
+        return addressed, "auditor"
     m = re.search(r"\bfor\s+(.{2,60}?)\s+filed\b", meta, re.I)
     if m:
         return m.group(1), "metadata"
@@ -306,12 +368,14 @@ def identify(document: Document, *, headings: Iterable[str] = (), pages: int = C
     doc_type = t[0] if t else ("other" if blocks else None)
     if doc_type:
         found["doc_type"] = (doc_type, t[1] if t else "cover")
-    year, quarter, psrc = _period(doc_type, first_page, cover, title or "", meta)
+    early = document.text[: document.page_offsets[min(PERIOD_PAGES, document.page_count)]][: 4 * _MAX_CHARS] \
+        if document.page_offsets else ""
+    year, quarter, psrc = _period(doc_type, first_page, cover, title or "", meta, _flat(early))
     if year is not None:
         found["year"] = (year, psrc or "cover")
     if quarter is not None:
         found["quarter"] = (quarter, psrc or "cover")
-    who = _issuer(blocks, first_page, title or "", meta, doc_type)
+    who = _issuer(blocks, first_page, title or "", meta, doc_type, document.text)
     if who and who[0]:
         found["issuer"] = who
         if doc_type in ("10-K", "10-Q", "8-K", "20-F"):

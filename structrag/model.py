@@ -391,7 +391,8 @@ class DocumentIdentity:
     ``earnings release``, ``prospectus``, ``sustainability report``, ``manual``, ``other``; ``year`` and
     ``quarter`` are the fiscal period the document covers (the period end's year; quarter 1-4 or None);
     ``language`` an ISO 639-1 code (``en``, ``zh`` ...).  ``sources`` says where each known field came
-    from: ``cover`` (the first pages' text), ``metadata`` (the PDF's title/subject), ``heading`` (the
+    from: ``cover`` (the first pages' text), ``auditor`` (the company the auditor's report is addressed
+    to), ``metadata`` (the PDF's title/subject), ``heading`` (the
     first heading or outline entry) or ``user``.  None: not known.
     """
 

@@ -71,6 +71,53 @@ def test_quarterly_filing_cover_gives_the_quarter(tmp_path):
     assert (i.issuer, i.doc_type, i.year, i.quarter) == ("Globex Inc.", "10-Q", 2023, 2)
 
 
+def test_fiscal_quarter_from_the_statements_year_to_date_columns(tmp_path):
+    """A June year end: the quarter to 31 December is the fiscal second quarter of the next year's fiscal
+    year, read from the statements' "six months ended" columns, not the calendar's fourth quarter."""
+    body = ("Condensed Consolidated Statements of Income. Three Months Ended December 31, 2022 and Six Months "
+            "Ended December 31, 2022, in millions of dollars, unaudited. ") * 3
+    i = ident_of(filing(tmp_path / "q.pdf", "Globex plc", "10-Q", "For the quarterly period ended December 31, 2022",
+                        body=body))
+    assert (i.doc_type, i.year, i.quarter) == ("10-Q", 2023, 2)
+    # a calendar-year filer's second quarter stays as the cover dates it
+    body = "Three Months Ended June 30, 2023. Six Months Ended June 30, 2023. " * 3
+    i = ident_of(filing(tmp_path / "c.pdf", "Initech Inc.", "10-Q", "For the quarterly period ended June 30, 2023",
+                        body=body))
+    assert (i.year, i.quarter) == (2023, 2)
+
+
+def test_fiscal_year_named_as_the_text_names_it(tmp_path):
+    """Retailers' years end in January or February: the year is the one the filing calls "fiscal 2022",
+    for a year ended 28 January 2023, and the quarter of a 26-week report ending in July is the second."""
+    body = "Net sales in fiscal 2022 rose 3 percent over fiscal 2021. In fiscal 2022 we opened 40 stores. " * 3
+    i = ident_of(filing(tmp_path / "k.pdf", "Bargain Mart Inc.", "10-K", "For the fiscal year ended January 28, 2023",
+                        body=body))
+    assert (i.year, i.quarter) == (2022, None)
+    body = "Thirteen Weeks Ended July 29, 2023. Twenty-Six Weeks Ended July 29, 2023. Fiscal 2024 outlook. " * 3
+    i = ident_of(filing(tmp_path / "q.pdf", "Bargain Mart Inc.", "10-Q",
+                        "For the quarterly period ended July 29, 2023", body=body))
+    assert (i.year, i.quarter) == (2024, 2)
+    # a December year end keeps its year whatever the text says of other years
+    body = "Compared with fiscal 2017, revenue grew. " * 3
+    i = ident_of(filing(tmp_path / "d.pdf", "Initech Inc.", "10-K", "For the fiscal year ended December 31, 2018",
+                        body=body))
+    assert i.year == 2018
+
+
+def test_issuer_from_the_auditors_report_when_the_cover_names_none(tmp_path):
+    """A cover whose name is a logo (no text): the auditor's report names the company it is addressed to."""
+    b = PDFBuilder(footer=None)
+    b.new_page()
+    b.text("FORM 10-K", size=14, bold=True)
+    b.text("For the fiscal year ended December 31, 2017", size=8)
+    b.new_page()
+    b.heading("Report of Independent Registered Public Accounting Firm")
+    b.para("To the Shareowners and Board of Directors of The Fizzy Drinks Company: Opinion on the Financial "
+           "Statements. We have audited the accompanying consolidated balance sheets.")
+    i = ident_of(b.save(tmp_path / "logo.pdf"))
+    assert (i.issuer, i.source("issuer"), i.year) == ("Fizzy Drinks Company", "auditor", 2017)
+
+
 def test_chinese_prospectus_cover(tmp_path):
     i = ident_of(prospectus_zh(tmp_path / "p.pdf"))
     # the sponsor (保荐人, a 证券股份有限公司) is not the issuer

@@ -16,8 +16,8 @@ References come from the shared data, never from the rules:
   papers, brochures and court files are not taken for filings (no accuracy: the categories are not
   ours).
 
-Each PDF's first :data:`~structrag.identity.COVER_PAGES` pages are extracted (``extract(max_pages=...)``,
-as at ingestion but without the whole document's running-header detection) and identified with its
+Each PDF is extracted whole, as at ingestion (the auditor's report an issuer may be read from comes
+late), and identified with its
 outline's first titles as headings.  A field is right when it equals the reference (issuer: one
 normalised name contains the other, :func:`~structrag.identity.normalize_issuer`); a missing value is
 wrong.  Intervals: documents resampled (2,000 draws).
@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 from eval.bench.common import bootstrap_ci, data_dir, out_path, run_info
 from structrag.extraction.pdf import extract
-from structrag.identity import COVER_PAGES, identify, normalize_issuer
+from structrag.identity import identify, normalize_issuer
 
 FIELDS = ("issuer", "doc_type", "year", "quarter", "language")
 
@@ -100,7 +100,7 @@ def correct(field: str, want: Any, got: Any) -> bool:
 
 
 def identify_pdf(path: Path):
-    doc = extract(path, max_pages=COVER_PAGES, progress=False)
+    doc = extract(path, progress=False)
     return identify(doc, headings=[o.title for o in doc.outline[:3]])
 
 
