@@ -17,6 +17,12 @@ For each query set's PDFs (``../shared/data/retrieval/pdfs``, ``longdoc/pdfs``,
 ``--sets all`` (after the others): one index of all their documents, embedded with the first
 of ``--models`` (``e5`` for the mixed-language collection), for ``eval.bench.collection --one-index``.
 
+The collection-scale benchmark: ``--sets distractors --distractors DIR --lexical-only`` parses a
+folder of other reports (``python -m eval.bench.scale_build``'s output, the corpus of
+``eval.bench.corpus_build``), then ``--sets scale --models minilm`` puts the filings and those
+reports in one dense index (build time, disk and peak memory recorded) for ``eval.bench.collection
+--index scale``.
+
 Writes ``.cache/gen/build.json``: pages, chunks, parse and embedding seconds and
 pages/s (parse + embed) per set and model.
 """
@@ -41,17 +47,26 @@ SETS = {"filings": DATA / "retrieval" / "pdfs", "longdoc": DATA / "longdoc" / "p
 EN_QUERIES = REPO / "eval" / "data" / "prospectus_style_en_queries.jsonl"
 
 
-def set_files(name: str, en_queries: Path = EN_QUERIES) -> list[Path]:
-    """The PDFs of a set: a folder, or for ``headings`` the documents the English prospectus-style
-    questions ask about (not the whole heading set)."""
+def set_files(name: str, en_queries: Path = EN_QUERIES, distractors: str = "") -> list[Path]:
+    """The PDFs of a set: a folder, for ``headings`` the documents the English prospectus-style
+    questions ask about (not the whole heading set), for ``distractors`` the folders given."""
+    if name == "distractors":
+        if not distractors:
+            raise SystemExit("--sets distractors needs --distractors DIR (PDFs, e.g. python -m eval.bench.scale_build's output)")
+        return [Path(d) for d in distractors.split(",")]
     if name != "headings":
         return [SETS[name]]
     docs = sorted({json.loads(line)["doc"] for line in en_queries.read_text(encoding="utf-8").splitlines()
                    if line.strip() and json.loads(line).get("collection") == "headings"})
     return [SETS[name] / d for d in docs]
+
+
 #: the one index of every shared report (``--sets all --models e5``) and the sets it is made of
 ALL = "all"
 ALL_SOURCES = ("filings", "longdoc", "prospectus", "headings")
+#: the collection-scale index (``eval.bench.collection --index scale``): the filings among the distractors
+SCALE = "scale"
+SCALE_SOURCES = ("filings", "distractors")
 MODELS = {"minilm": "all-MiniLM-L6-v2", "e5": "multilingual-e5-small"}
 
 
@@ -111,41 +126,45 @@ def throughput(args, cache: Path, out_file: Path) -> int:
     return 0
 
 
-def build_all(args, cache: Path, save) -> None:
+def build_all(args, cache: Path, save, name: str = ALL, sources: tuple[str, ...] = ALL_SOURCES) -> None:
     """One index of every shared report (the chunks of the other sets' lexical indexes, none parsed
     again), embedded with the first of ``--models``: the mixed-language collection a user who indexes
     them all gets, with one model for it (``e5``, as an ``auto`` index switches to once a Chinese
-    document is in)."""
+    document is in).  With ``name=SCALE``: the filings and the distractors in one index."""
+    import resource
+
     from retrievers.index import Index
 
     key = args.models.split(",")[0]
-    d = index_dir(cache, ALL, key)
+    d = index_dir(cache, name, key)
     t0 = time.perf_counter()
     ix = Index.open(d) if (d / "index.sqlite").exists() else Index.create(d, dense=True, model=MODELS[key])
     have = {x.name: x.sha1 for x in ix.documents()}
     pages = chunks = 0
-    for name in ALL_SOURCES:
-        src = index_dir(cache, name, "lexical")
+    for source in sources:
+        src = index_dir(cache, source, "lexical")
         if not (src / "index.sqlite").exists():
-            raise SystemExit(f"{src}: no lexical index; run --sets {name} --lexical-only first")
+            raise SystemExit(f"{src}: no lexical index; run --sets {source} --lexical-only first")
         lex = Index.open(src)
         for doc in lex.documents():
             pages, chunks = pages + doc.page_count, chunks + doc.n_chunks
             if doc.name in have:
                 if have[doc.name] != doc.sha1:
-                    raise SystemExit(f"{doc.name}: two different files of this name in {ALL_SOURCES}")
+                    raise SystemExit(f"{doc.name}: two different files of this name in {sources}")
                 continue
             t = time.perf_counter()
             ix.add_chunks(doc.name, lex.chunks(doc.name), page_count=doc.page_count, sha1=doc.sha1,
                           path=doc.path, tree=lex.tree(doc.name), document=lex.document(doc.name), publish=False)
             have[doc.name] = doc.sha1
-            print(f"embedded {name}/{doc.name} into {ALL}-{key}: {doc.n_chunks} chunks in "
+            print(f"embedded {source}/{doc.name} into {name}-{key}: {doc.n_chunks} chunks in "
                   f"{time.perf_counter() - t:.1f}s", file=sys.stderr, flush=True)
         lex.close()
     ix.flush()
-    save(ALL, {"documents": len(have), "pages": pages, "chunks": chunks, "sources": list(ALL_SOURCES),
-               f"build_{key}_s": round(time.perf_counter() - t0, 1)})
     ix.close()
+    size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+    save(name, {"documents": len(have), "pages": pages, "chunks": chunks, "sources": list(sources),
+                f"build_{key}_s": round(time.perf_counter() - t0, 1), "disk_mb": round(size / 2**20, 1),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})
 
 
 def main(argv=None) -> int:
@@ -162,6 +181,8 @@ def main(argv=None) -> int:
                     help="instead of building: embed N chunks of each set (and their section paths) with each model, "
                          "no cache, one thread, and report CPU seconds per chunk and index-build pages/s per core")
     ap.add_argument("--en-queries", default=str(EN_QUERIES), help="English prospectus-style questions (for --sets headings)")
+    ap.add_argument("--distractors", default="", metavar="DIR[,DIR]",
+                    help="folders of PDFs for --sets distractors (then --sets scale: the filings among them, one index)")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")
     cache = Path(args.cache)
@@ -181,8 +202,8 @@ def main(argv=None) -> int:
         out_file.write_text(json.dumps(record, indent=2))
 
     for name in args.sets.split(","):
-        if name == ALL:
-            build_all(args, cache, save)
+        if name in (ALL, SCALE):
+            build_all(args, cache, save, name, ALL_SOURCES if name == ALL else SCALE_SOURCES)
             continue
         rec = (json.loads(out_file.read_text()) if out_file.exists() else {}).get(name, {})
         lex_dir = index_dir(cache, name, "lexical")
@@ -190,7 +211,7 @@ def main(argv=None) -> int:
         lex = Index.open(lex_dir) if (lex_dir / "index.sqlite").exists() else Index.create(
             lex_dir, dense=False, parse_options={"predictor": args.predictor})
         before = {d.name for d in lex.documents()}
-        rep = lex.add(set_files(name, Path(args.en_queries)), on_event=lambda k, n, d: print(
+        rep = lex.add(set_files(name, Path(args.en_queries), args.distractors), on_event=lambda k, n, d: print(
             f"{time.perf_counter() - t0:8.1f}s {name} {k} {n} {d}", file=sys.stderr, flush=True))
         docs = lex.documents()
         pages = sum(d.page_count for d in docs)
