@@ -74,6 +74,7 @@ def survey_repo(repository: str, mirror: Path, work: Path) -> list[dict]:
     held = guard_held([str(work / f"{r['sha1']}.pdf") for r in rows]) if rows else []
     for r, h in zip(rows, held, strict=True):
         r["held"] = h
+        (work / f"{r['sha1']}.pdf").unlink(missing_ok=True)  # copies were for the guard only
     return rows
 
 
@@ -185,7 +186,7 @@ def select(rows: list[dict], sources: dict, known: set[str], shared: set[tuple])
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m eval.bench.scale_manifest", description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirror", default="/work/.mirror", help="the fetch tool's mirror folder")
-    ap.add_argument("--work", default=str(CACHE / "scale-survey"), help="PDF copies for the held-out guard")
+    ap.add_argument("--work", default=str(CACHE / "scale-survey"), help="where the held-out guard reads its PDF copies (emptied after)")
     ap.add_argument("--out", default=str(MANIFEST))
     args = ap.parse_args(argv)
     sources = json.loads(SOURCES.read_text(encoding="utf-8"))["repositories"]
