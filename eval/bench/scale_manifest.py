@@ -60,20 +60,22 @@ def survey_repo(repository: str, mirror: Path, work: Path) -> list[dict]:
         if size < 0:
             continue  # the snapshot dropped it (4 MiB and over)
         data = git_blob(gdir, head, path)
-        if not data.startswith(b"%PDF"):
-            continue
-        row = {"repository": repository, "commit": head, "path": path, "sha1": hashlib.sha1(data).hexdigest()}
-        (work / f"{row['sha1']}.pdf").write_bytes(data)  # the guard reads files
-        try:
-            with pymupdf.open(stream=data, filetype="pdf") as doc:
-                text = "".join(doc[i].get_text() for i in range(min(3, doc.page_count)))
-                row.update(pages=doc.page_count, text3=len(text.strip()), first=" ".join(text.split())[:1500])
-        except Exception as e:  # noqa: BLE001 - any PyMuPDF failure means the file is not usable
-            row["error"] = str(e)[:100]
-        rows.append(row)
+        if data.startswith(b"%PDF"):
+            rows.append({"repository": repository, "commit": head, "path": path,
+                         "sha1": hashlib.sha1(data).hexdigest()})
+            (work / f"{rows[-1]['sha1']}.pdf").write_bytes(data)  # the guard reads files
+    # the guard runs before any PDF is opened: a held-out file is never read
     held = guard_held([str(work / f"{r['sha1']}.pdf") for r in rows]) if rows else []
     for r, h in zip(rows, held, strict=True):
         r["held"] = h
+        if not h:
+            try:
+                with pymupdf.open(work / f"{r['sha1']}.pdf") as doc:
+                    text = "".join(doc[i].get_text() for i in range(min(3, doc.page_count)))
+                    r.update(pages=doc.page_count, text3=len(text.strip()), first=" ".join(text.split())[:1500])
+            except Exception as e:  # noqa: BLE001 - any PyMuPDF failure means the file is not usable
+                r["error"] = str(e)[:100]
+    for r in rows:
         (work / f"{r['sha1']}.pdf").unlink(missing_ok=True)  # copies were for the guard only
     return rows
 
