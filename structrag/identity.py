@@ -62,6 +62,13 @@ _AUDITOR_TO = re.compile(r"\bto\s+the\s+(?:(?:board\s+of\s+directors|directors|s
                          r"members|partners)(?:\s*,?\s*(?:and|&)\s+|\s+))+(?:of\s+)?(?:the\s+)?", re.I)
 _LEGAL_NAME = re.compile(r"((?:[A-Z][\w.&'\u2019-]*,?\s+){0,5}?(?:Inc\.?|Incorporated|Corp\.?|Corporation|Company|"
                          r"Co\.|Ltd\.?|Limited|plc|PLC|AG|SE|S\.A\.|N\.V\.|LLC|L\.P\.)(?![\w]))")
+# the cover's table of registered securities: "Common Stock ... | MMM | New York Stock Exchange", a note's
+# series after its issuer's symbol ("MMM26", "VZ 24B", "JPM PR D", "AUKF/27")
+_TRADING_SYMBOL = re.compile(r"trading\s+symbol", re.I)
+_TABLE_END = re.compile(r"section\s+12\s*\(g\)|indicate\s+by\s+check\s+mark", re.I)
+_SYMBOL = re.compile(r"(?<![\w$.,%])([A-Z]{1,5})(?:\d{1,2}[A-Z]?|/\d{2})?(?:\s+(?:PR\s+)?[A-Z0-9]{1,3})?\s+(?:The\s+)?"
+                     r"(?:New\s+York|NYSE|Nasdaq|NASDAQ|Chicago|London|Toronto|Australian|Cboe|CBOE|Euronext|Boston)\b")
+_NOT_SYMBOLS = frozenset({"NYSE", "LLC", "INC", "NONE", "THE", "OTC", "PLC", "USD", "ADR", "ADS"})
 _FISCAL_LABEL = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b|\bFY\s*'?((?:19|20)\d\d)\b", re.I)
 # "(Exact name of registrant as specified in its charter)" follows the issuer's name on a filing
 _EXACT_NAME = re.compile(r"exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
@@ -291,6 +298,22 @@ def _title(blocks: Sequence[Block]) -> str | None:
     return t[:200] if t else None
 
 
+def _tickers(blocks: Sequence[Block]) -> tuple[str, ...]:
+    """The trading symbols of the cover's table of registered securities (the word before each row's
+    exchange), each once, in order, at most four."""
+    text = "\n".join(b.text for b in blocks)
+    start = _TRADING_SYMBOL.search(text)
+    if start is None:
+        return ()
+    table = text[start.end(): start.end() + 4000]
+    end = _TABLE_END.search(table)
+    out: list[str] = []
+    for m in _SYMBOL.finditer(" ".join(table[: end.start() if end else None].split())):
+        if m.group(1) not in _NOT_SYMBOLS and m.group(1) not in out:
+            out.append(m.group(1))
+    return tuple(out[:4])
+
+
 def _addressee(body: str) -> str | None:
     """The company an auditor's report in ``body`` is addressed to (the first such report's)."""
     for m in _AUDITOR_TO.finditer(body):
@@ -382,6 +405,9 @@ def identify(document: Document, *, headings: Iterable[str] = (), pages: int = C
             # a filing's largest words are the form's boilerplate: its title is who filed what for when
             period = f" {year}" + (f" Q{quarter}" if quarter else "") if year else ""
             found["title"] = (f"{who[0]} Form {doc_type}{period}", who[1])
+    tickers = _tickers(blocks)
+    if tickers:
+        found["tickers"] = (tickers, "cover")
     sample = document.text[: document.page_offsets[min(pages, document.page_count)]] if document.page_offsets else ""
     lang = _language(sample[:20000] or cover)
     if lang:

@@ -380,7 +380,7 @@ class Chunk:
 
 
 #: The fields of a :class:`DocumentIdentity` a user may set (``structrag index --meta``) and filter on.
-IDENTITY_FIELDS = ("issuer", "title", "doc_type", "year", "quarter", "language")
+IDENTITY_FIELDS = ("issuer", "title", "doc_type", "year", "quarter", "language", "tickers")
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,7 +390,8 @@ class DocumentIdentity:
     ``doc_type`` is one of ``10-K``, ``10-Q``, ``8-K``, ``20-F``, ``annual report``, ``interim report``,
     ``earnings release``, ``prospectus``, ``sustainability report``, ``manual``, ``other``; ``year`` and
     ``quarter`` are the fiscal period the document covers (the period end's year; quarter 1-4 or None);
-    ``language`` an ISO 639-1 code (``en``, ``zh`` ...).  ``sources`` says where each known field came
+    ``language`` an ISO 639-1 code (``en``, ``zh`` ...); ``tickers`` the trading symbols a filing's cover
+    lists (``("MMM",)``; a note's series suffix dropped), empty when none is printed.  ``sources`` says where each known field came
     from: ``cover`` (the first pages' text), ``auditor`` (the company the auditor's report is addressed
     to), ``metadata`` (the PDF's title/subject), ``heading`` (the
     first heading or outline entry) or ``user``.  None: not known.
@@ -402,6 +403,7 @@ class DocumentIdentity:
     year: int | None = None
     quarter: int | None = None
     language: str | None = None
+    tickers: tuple[str, ...] = ()
     sources: tuple[tuple[str, str], ...] = ()
 
     def source(self, name: str) -> str | None:
@@ -419,11 +421,14 @@ class DocumentIdentity:
             else:
                 src[k] = source
         kw = {f: values.get(f, getattr(self, f)) for f in IDENTITY_FIELDS}
+        kw["tickers"] = tuple(kw["tickers"] or ())
+        if not kw["tickers"]:
+            src.pop("tickers", None)
         return DocumentIdentity(**kw, sources=tuple(sorted(src.items())))
 
     def fields(self) -> dict[str, Any]:
-        """The known fields (None left out)."""
-        return {f: getattr(self, f) for f in IDENTITY_FIELDS if getattr(self, f) is not None}
+        """The known fields (None and no tickers left out)."""
+        return {f: getattr(self, f) for f in IDENTITY_FIELDS if getattr(self, f) not in (None, ())}
 
     def label(self) -> str:
         """A short line for hits: ``3M COMPANY · 10-K · 2018``."""
@@ -432,7 +437,8 @@ class DocumentIdentity:
         return " · ".join(str(p) for p in parts if p)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**{f: getattr(self, f) for f in IDENTITY_FIELDS}, "sources": dict(self.sources)}
+        return {**{f: getattr(self, f) for f in IDENTITY_FIELDS}, "tickers": list(self.tickers),
+                "sources": dict(self.sources)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "DocumentIdentity":
@@ -444,5 +450,5 @@ class DocumentIdentity:
 
         return cls(issuer=opt_str(d.get("issuer")), title=opt_str(d.get("title")), doc_type=opt_str(d.get("doc_type")),
                    year=opt_int(d.get("year")), quarter=opt_int(d.get("quarter")),
-                   language=opt_str(d.get("language")),
+                   language=opt_str(d.get("language")), tickers=tuple(str(t) for t in d.get("tickers") or ()),
                    sources=tuple(sorted((str(k), str(v)) for k, v in dict(d.get("sources") or {}).items())))

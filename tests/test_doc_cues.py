@@ -115,3 +115,15 @@ def test_issuer_words_are_root_terms_of_their_documents():
     # "3M" names documents 0 and 2; "company" is a legal suffix and names no one; "capital" no issuer
     assert table.root_terms(tok.tokenize("3M company capital")) == {"3m": [0, 2]}
     assert table.cues("3M capex in 2018").entity.tolist()[:3] == [1.0, 0.0, 1.0]
+
+
+def test_a_trading_symbol_names_its_issuer_and_the_issuers_older_filings():
+    ids = [DocumentIdentity(issuer="3M COMPANY", year=2022, tickers=("MMM",)),
+           DocumentIdentity(issuer="3M COMPANY", year=2018),  # a cover from before 2019 prints no symbol
+           DocumentIdentity(issuer="Verizon Communications Inc.", year=2022, tickers=("VZ",))]
+    c = doc_cues(ids, "What was MMM's capital expenditure in FY2018?")
+    assert c.entity[0] == 1 and c.entity[1] == 1 and c.entity[2] == 0
+    assert named_documents(c).tolist() == [1]
+    # lower case, or a question written in capitals, names no symbol
+    assert doc_cues(ids, "what did mmm spend?").named < 1
+    assert doc_cues(ids, "WHAT DID MMM SPEND ON VZ LINES?").named < 1

@@ -430,3 +430,38 @@ def test_the_hits_view_labels_each_hit(collection, tmp_path):
                   (tmp_path / "v.html").read_text(encoding="utf-8"), re.S)
     shown = json.loads(m.group(1))["queries"][0]["hits"]
     assert shown and all(h["label"] == "ACME CORPORATION · 10-K · 2018" for h in shown)
+
+
+def test_trading_symbols_from_the_covers_table(tmp_path):
+    b = PDFBuilder(footer=None)
+    b.new_page()
+    b.text("FORM 10-K", size=14, bold=True)
+    b.text("For the fiscal year ended December 31, 2022", size=8)
+    b.text("ACME CORPORATION", size=16, bold=True)
+    b.text("(Exact name of registrant as specified in its charter)", size=8)
+    b.text("Title of each class Trading Symbol(s) Name of each exchange on which registered", size=8)
+    b.text("Common Stock, Par Value $.01 Per Share ACME New York Stock Exchange", size=8)
+    b.text("1.500% Notes due 2026 ACME26 New York Stock Exchange", size=8)
+    b.text("Depositary Shares, Series B ACM PR B The Nasdaq Stock Market", size=8)
+    b.text("Securities registered pursuant to Section 12(g) of the Act: None", size=8)
+    b.text("Indicate by check mark if the registrant is a well-known seasoned issuer. NYSE Yes", size=8)
+    i = ident_of(b.save(tmp_path / "t.pdf"))
+    assert i.tickers == ("ACME", "ACM") and i.source("tickers") == "cover"
+    assert DocumentIdentity.from_dict(json.loads(json.dumps(i.to_dict()))) == i
+    # a cover with no such table has none, and a user's symbols are checked
+    assert ident_of(filing(tmp_path / "a.pdf", "Initech Inc.", "10-K", "For the fiscal year ended June 30, 2020")).tickers == ()
+    from retrievers.store.identities import user_fields
+
+    assert user_fields({"tickers": "brk.b, BRK.A"}) == {"tickers": ("BRK.B", "BRK.A")}
+    with pytest.raises(ValueError):
+        user_fields({"tickers": "not a symbol!"})
+
+
+def test_where_filters_on_a_ticker():
+    from retrievers.store.identities import Where
+
+    ids = {"a.pdf": DocumentIdentity(issuer="ACME", tickers=("ACME", "ACM")), "b.pdf": DocumentIdentity(issuer="Initech"),
+           "c.pdf": None}
+    assert Where({"ticker": "acm"}).select(ids) == ["a.pdf"]
+    with pytest.raises(ConfigError, match="ACME"):
+        Where({"ticker": "ZZZ"}).select(ids)

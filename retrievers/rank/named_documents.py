@@ -11,7 +11,8 @@ and metadata or set by the user) is compared with the question here, once per qu
   substring), or the short name readers use -- the name's leading words, capitalised in the question
   ("Amazon" for AMAZON.COM, "Verizon", "MGM Resorts"; a generic first word such as "General" alone names
   no one), one slip of the keyboard in a leading word of six letters or more ("Neflix", "Activsion"), or
-  an upper-case abbreviation its first word starts with ("JPM" for JPMorgan Chase); else the share of its
+  an upper-case abbreviation its first word starts with ("JPM" for JPMorgan Chase), or a trading symbol of
+  the issuer read from any of its filings' covers ("MMM" for 3M, ``DocumentIdentity.tickers``); else the share of its
   words (or character pairs) the question has; NaN when the issuer is unknown;
 * ``period``: 1 when a year the question names is the document's fiscal year (and, if the question
   names a quarter, the quarter agrees; a quarterly report for a question naming no quarter gets 0.5),
@@ -173,6 +174,19 @@ class IssuerTable:
         self.by_initial: dict[str, list[tuple[tuple[str, ...], np.ndarray]]] = {}
         for words, ds in leads.items():
             self.by_initial.setdefault(words[0][:1], []).append((words, np.array(ds, np.int64)))
+        #: trading symbol -> documents of its issuer: a symbol read from one filing's cover names the same
+        #: issuer's other documents too (covers before 2019 print none)
+        self.by_ticker: dict[str, list[int]] = {}
+        of_key: dict[str, list[int]] = {}
+        for d, key in enumerate(self.keys):
+            if key is not None:
+                of_key.setdefault(key[0], []).append(d)
+        for d, ident in enumerate(identities):
+            for t in (ident.tickers if ident is not None else ()):
+                if len(t) >= 2:
+                    same = of_key.get(self.keys[d][0], [d]) if self.keys[d] is not None else [d]
+                    self.by_ticker.setdefault(t, [])
+                    self.by_ticker[t] = sorted(set(self.by_ticker[t]) | set(same))
         self.n = n
 
     def cues(self, text: str) -> DocCues:
@@ -193,6 +207,10 @@ class IssuerTable:
                 for words, ds in self.by_initial.get(w[0].lower(), ()):
                     if _short_name(words, raw, i):
                         entity[ds] = 1.0
+        if self.by_ticker and sum(w.isupper() for w in raw) * 2 < len(raw):  # a question in capitals names no symbol
+            for w in raw:
+                if w.isupper() and w in self.by_ticker:
+                    entity[self.by_ticker[w]] = 1.0
         years = np.array(sorted({int(y) for y in question_years(text)}), np.int64)
         quarter = question_quarter(text)
         period = np.full(self.n, np.nan)

@@ -36,7 +36,8 @@ __all__ = ["ensure_column", "save_identity", "stored_identities", "identity_of",
 
 #: ``--where`` keys and the identity field each filters on
 WHERE_KEYS = {"company": "issuer", "issuer": "issuer", "title": "title", "type": "doc_type", "doc_type": "doc_type",
-              "year": "year", "quarter": "quarter", "language": "language", "lang": "language"}
+              "year": "year", "quarter": "quarter", "language": "language", "lang": "language", "ticker": "tickers",
+              "tickers": "tickers"}
 _LANGUAGES = {"english": "en", "chinese": "zh", "中文": "zh", "german": "de", "french": "fr", "spanish": "es",
               "japanese": "ja", "korean": "ko"}
 
@@ -122,6 +123,14 @@ def _coerce(name: str, value: Any) -> Any:
     """A user's value for field ``name`` as stored (ValueError with the reason)."""
     if value is None:
         return None
+    if name == "tickers":  # "MMM", "MMM, MMM26" or a list
+        items = re.split(r"[,\s]+", value) if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not all(isinstance(t, str) for t in items):
+            raise ValueError(f"tickers must be a string or a list of strings, not {value!r}")
+        out = tuple(dict.fromkeys(t.strip().upper() for t in items if t.strip()))
+        if not out or not all(re.fullmatch(r"[A-Z0-9.\-/]{1,10}", t) for t in out):
+            raise ValueError(f"tickers must be trading symbols such as MMM or BRK.B, not {value!r}")
+        return out
     if name in ("year", "quarter"):
         text = str(value).strip().upper().lstrip("Q") if name == "quarter" else str(value).strip()
         if isinstance(value, bool) or not re.fullmatch(r"\d{1,4}", text):
@@ -175,7 +184,7 @@ def read_meta_file(path: str | Path, resolve) -> list[tuple[str, dict[str, Any]]
 class Where:
     """A filter over identities: each key's value must match (issuer and title: a substring after
     :func:`~structrag.identity.normalize_issuer`; type: after :func:`~structrag.identity.normalize_type`;
-    year, quarter, language: equal)."""
+    year, quarter, language: equal; ticker: one of the document's symbols)."""
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         self.spec: dict[str, Any] = {}
@@ -197,6 +206,8 @@ class Where:
             return bool(w) and any(v and w in normalize_issuer(v) for v in vals)
         if have is None:
             return False
+        if field == "tickers":
+            return any(t in have for t in want)
         if field == "doc_type":
             return normalize_type(str(have)) == want
         return have == want
@@ -212,7 +223,8 @@ class Where:
         parts = []
         for key in self.spec:
             field = WHERE_KEYS[key]
-            vals = sorted({str(getattr(i, field)) for i in identities.values() if i and getattr(i, field) is not None})
+            vals = sorted({str(v) for i in identities.values() if i for v in (
+                getattr(i, field) if field == "tickers" else [getattr(i, field)]) if v is not None})
             shown = ", ".join(vals[:12]) + (" ..." if len(vals) > 12 else "")
             parts.append(f"{key}: {shown or '(none known)'}")
         want = ", ".join(f"{k}={v}" for k, v in self.spec.items())
