@@ -127,3 +127,16 @@ def test_a_trading_symbol_names_its_issuer_and_the_issuers_older_filings():
     # lower case, or a question written in capitals, names no symbol
     assert doc_cues(ids, "what did mmm spend?").named < 1
     assert doc_cues(ids, "WHAT DID MMM SPEND ON VZ LINES?").named < 1
+
+
+def test_a_named_document_type_picks_that_filing_among_the_issuers_same_period():
+    ids = [DocumentIdentity(issuer="PepsiCo, Inc.", year=2023, quarter=1, doc_type="earnings release"),
+           DocumentIdentity(issuer="PepsiCo, Inc.", year=2023, doc_type="8-K"),
+           DocumentIdentity(issuer="PepsiCo, Inc.", year=2023, quarter=1, doc_type="10-Q"),
+           DocumentIdentity(issuer="PepsiCo, Inc.", year=2022, doc_type="10-K")]
+    assert named_documents(doc_cues(ids, "PepsiCo's Q1 2023 revenue?")).tolist() == [0, 1, 2]
+    assert named_documents(doc_cues(ids, "PepsiCo's Q1 2023 revenue in its 10-Q?")).tolist() == [2]
+    assert named_documents(doc_cues(ids, "What did PepsiCo's earnings release say about Q1 2023?")).tolist() == [0]
+    # a type the issuer's matching documents lack changes nothing; the annual report is its 10-K
+    assert named_documents(doc_cues(ids, "PepsiCo's 2023 20-F?")).tolist() == [0, 1, 2]
+    assert named_documents(doc_cues(ids, "PepsiCo's 2022 annual report")).tolist() == [3]

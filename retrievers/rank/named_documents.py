@@ -40,7 +40,7 @@ from .question import question_years
 
 _HAN_RE = re.compile(f"[{HAN}]")
 
-__all__ = ["DocCues", "IssuerTable", "doc_cues", "question_quarter", "named_documents"]
+__all__ = ["DocCues", "IssuerTable", "doc_cues", "question_quarter", "question_types", "named_documents"]
 
 _QUARTER = re.compile(r"\bq([1-4])\b|\b(first|second|third|fourth|1st|2nd|3rd|4th) quarter\b|第([一二三四])季度")
 _ORD = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
@@ -61,6 +61,26 @@ class DocCues(NamedTuple):
     entity: np.ndarray  # (n_docs,) float, NaN: issuer unknown
     period: np.ndarray  # (n_docs,) float, NaN: no year in the question or none known for the document
     named: float  # max of entity over the documents (0 when none is named or none is known)
+    #: (n_docs,) bool: the document is of the type the question names ("10-Q", "earnings release");
+    #: None when the question names no type
+    doc_type: np.ndarray | None = None
+
+
+#: a document type a question names -> the identity types that answer it (an annual report is a 10-K too)
+_QUESTION_TYPES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"\b10-?k\b", re.I), frozenset({"10-K"})),
+    (re.compile(r"\b10-?q\b", re.I), frozenset({"10-Q"})),
+    (re.compile(r"\b8-?k\b", re.I), frozenset({"8-K"})),
+    (re.compile(r"\b20-?f\b", re.I), frozenset({"20-F"})),
+    (re.compile(r"\bearnings\s+(?:release|report|call)|\bpress\s+release", re.I), frozenset({"earnings release"})),
+    (re.compile(r"\bquarterly\s+(?:report|filing)|\binterim\s+report", re.I), frozenset({"10-Q", "interim report"})),
+    (re.compile(r"\bannual\s+(?:report|filing)", re.I), frozenset({"10-K", "20-F", "annual report"})),
+)
+
+
+def question_types(text: str) -> frozenset[str]:
+    """The document types a question names ("in its 10-Q", "the earnings release"), empty when none."""
+    return frozenset().union(*(types for rx, types in _QUESTION_TYPES if rx.search(text)))
 
 
 def question_quarter(text: str) -> int | None:
@@ -153,6 +173,7 @@ class IssuerTable:
         self.quarter = np.array([i.quarter if i is not None and i.quarter is not None else 0 for i in identities],
                                 np.int64)
         self.known = np.array([k is not None for k in self.keys], bool)
+        self.types = [i.doc_type if i is not None else None for i in identities]
         self.by_word: dict[str, list[int]] = {}  # issuer word (and whole name) -> documents
         self.cjk: list[int] = []
         self.by_token: dict[str, list[int]] = {}  # index token of an issuer word -> documents
@@ -223,7 +244,9 @@ class IssuerTable:
                 agree = np.where(self.quarter == quarter, 1.0, 0.5)
             period[has] = np.where(hit, agree, 0.0)[has]
         named = float(np.nanmax(entity)) if self.n and self.known.any() else 0.0
-        return DocCues(entity, period, named)
+        wanted = question_types(text)
+        doc_type = np.array([t in wanted for t in self.types], bool) if wanted else None
+        return DocCues(entity, period, named, doc_type)
 
     def root_terms(self, tokens: Sequence[str]) -> dict[str, list[int]]:
         """Question ``tokens`` that are words of a document's issuer name -> those documents (the root of
@@ -239,9 +262,12 @@ def doc_cues(identities: Sequence[DocumentIdentity | None], text: str) -> DocCue
 def named_documents(cues: DocCues) -> np.ndarray:
     """Indices of the documents the question names best (full issuer match, period not contradicted; when
     the period contradicts every one of them -- "What is Boeing forecasting for FY2023?" over its 2022
-    10-K -- all of the issuer's documents); empty when it names none."""
+    10-K -- all of the issuer's documents), of the type the question names where one of them is;
+    empty when it names none."""
     if cues.named < 1.0:
         return np.zeros(0, np.int64)
     issuer = cues.entity >= 1.0
     ok = issuer & ~(cues.period == 0.0)
+    if cues.doc_type is not None and (ok & cues.doc_type).any():
+        ok &= cues.doc_type  # "in its Q2 2023 10-Q": not the same period's earnings release or 8-K
     return np.flatnonzero(ok if ok.any() else issuer)
