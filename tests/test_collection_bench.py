@@ -31,3 +31,13 @@ def test_first_questions_cut_at_the_first_question_mark_only_when_more_follows()
     assert [s.qid for s in short] == ["q1#first"]  # q2 has nothing after its mark, q3 is too short
     assert short[0].query == "What is the FY2018 capital expenditure amount for 3M?"
     assert short[0].relevant_pages == (59,) and short[0].doc == q.doc and short[0].family == q.family
+
+
+def test_document_recall_reads_the_documents_in_first_page_order():
+    from eval.bench.collection import doc_recall
+
+    ix = _Ranked([("b.pdf", 1), ("b.pdf", 2), ("c.pdf", 0), ("d.pdf", 4), ("e.pdf", 1), ("f.pdf", 0), ("a.pdf", 3)])
+    seen: list[str] = []
+    collection_pages(ix, list(range(7)), "a.pdf", seen)
+    assert seen == ["b.pdf", "c.pdf", "d.pdf", "e.pdf", "f.pdf", "a.pdf"]
+    assert doc_recall(seen, "a.pdf") == 0.0 and doc_recall(seen, "a.pdf", k=6) == 1.0 and doc_recall(seen, "b.pdf") == 1.0
