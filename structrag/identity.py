@@ -6,7 +6,7 @@ DocumentIdentity(issuer='3M COMPANY', doc_type='10-K', year=2018, language='en',
 Pure rules over what extraction already produced (no network, no model): the cover's text and
 type sizes, the first heading or outline entry, and the PDF's title/subject metadata.  Each
 field keeps where it came from (``cover``, ``heading``, ``auditor``: the auditor's report's addressee,
-``metadata``), so a user's own value
+``running``: a running header "X AND SUBSIDIARIES", ``metadata``), so a user's own value
 (``user``) can be told from a guess.  The identity is the root of a document's tree: the index
 stores it and filters on it (:mod:`retrievers.store.identities`).
 """
@@ -69,6 +69,10 @@ _TABLE_END = re.compile(r"section\s+12\s*\(g\)|indicate\s+by\s+check\s+mark", re
 _SYMBOL = re.compile(r"(?<![\w$.,%])([A-Z]{1,5})(?:\d{1,2}[A-Z]?|/\d{2})?(?:\s+(?:PR\s+)?[A-Z0-9]{1,3})?\s+(?:The\s+)?"
                      r"(?:New\s+York|NYSE|Nasdaq|NASDAQ|Chicago|London|Toronto|Australian|Cboe|CBOE|Euronext|Boston)\b")
 _NOT_SYMBOLS = frozenset({"NYSE", "LLC", "INC", "NONE", "THE", "OTC", "PLC", "USD", "ADR", "ADS"})
+# a filing's running header over its statements and contents: "THE COCA-COLA COMPANY AND SUBSIDIARIES"
+_AND_SUBSIDIARIES = re.compile(r"^[ \t]*((?:[A-Z][\w.&'\u2019,-]*[ \t]+){0,6}?[A-Z][\w.&'\u2019,-]*)[ \t]+(?:and|AND)[ \t]+"
+                               r"(?:its[ \t]+)?(?:consolidated[ \t]+|CONSOLIDATED[ \t]+)?(?:subsidiaries|SUBSIDIARIES|"
+                               r"Subsidiaries)[ \t]*$", re.M)
 _FISCAL_LABEL = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b|\bFY\s*'?((?:19|20)\d\d)\b", re.I)
 # "(Exact name of registrant as specified in its charter)" follows the issuer's name on a filing
 _EXACT_NAME = re.compile(r"exact\s+name\s+of\s+(?:the\s+)?registrant", re.I)
@@ -353,6 +357,9 @@ def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc
     addressed = _addressee(body)
     if addressed:
         return addressed, "auditor"
+    group = Counter(m.group(1).strip(" ,") for m in _AND_SUBSIDIARIES.finditer(body)).most_common(1)
+    if group and group[0][1] >= 2:
+        return group[0][0], "running"
     m = re.search(r"\bfor\s+(.{2,60}?)\s+filed\b", meta, re.I)
     if m:
         return m.group(1), "metadata"
@@ -398,7 +405,9 @@ def identify(document: Document, *, headings: Iterable[str] = (), pages: int = C
         found["year"] = (year, psrc or "cover")
     if quarter is not None:
         found["quarter"] = (quarter, psrc or "cover")
-    who = _issuer(blocks, first_page, title or "", meta, doc_type, document.text)
+    # running headers are furniture, kept out of the text: the issuer's "X AND SUBSIDIARIES" is among them
+    running = "\n".join(b.text for b in document.furniture[:2000])
+    who = _issuer(blocks, first_page, title or "", meta, doc_type, document.text + "\n" + running)
     if who and who[0]:
         found["issuer"] = who
         if doc_type in ("10-K", "10-Q", "8-K", "20-F"):

@@ -389,11 +389,12 @@ class DocumentIdentity:
 
     ``doc_type`` is one of ``10-K``, ``10-Q``, ``8-K``, ``20-F``, ``annual report``, ``interim report``,
     ``earnings release``, ``prospectus``, ``sustainability report``, ``manual``, ``other``; ``year`` and
-    ``quarter`` are the fiscal period the document covers (the period end's year; quarter 1-4 or None);
-    ``language`` an ISO 639-1 code (``en``, ``zh`` ...); ``tickers`` the trading symbols a filing's cover
-    lists (``("MMM",)``; a note's series suffix dropped), empty when none is printed.  ``sources`` says where each known field came
-    from: ``cover`` (the first pages' text), ``auditor`` (the company the auditor's report is addressed
-    to), ``metadata`` (the PDF's title/subject), ``heading`` (the
+    ``quarter`` are the fiscal period the document covers, as its filer names it (quarter 1-4 or None);
+    ``language`` an ISO 639-1 code (``en``, ``zh`` ...); ``tickers`` the trading symbols a filing's
+    cover lists (``("MMM",)``; a note's series suffix dropped), empty when none is printed.  ``sources``
+    says where each known field came from: ``cover`` (the first pages' text), ``auditor`` (the company
+    the auditor's report is addressed to), ``running`` (a running header "X and Subsidiaries"),
+    ``metadata`` (the PDF's title/subject), ``heading`` (the
     first heading or outline entry) or ``user``.  None: not known.
     """
 

@@ -118,6 +118,20 @@ def test_issuer_from_the_auditors_report_when_the_cover_names_none(tmp_path):
     assert (i.issuer, i.source("issuer"), i.year) == ("Fizzy Drinks Company", "auditor", 2017)
 
 
+def test_issuer_from_the_running_header_of_its_statements(tmp_path):
+    b = PDFBuilder(footer=None)
+    b.new_page()
+    b.text("FORM 10-K", size=14, bold=True)
+    b.text("For the fiscal year ended December 31, 2017", size=8)
+    for title in ("Consolidated Balance Sheets", "Consolidated Statements of Cash Flows"):
+        b.new_page()
+        b.text("THE FIZZY DRINKS COMPANY AND SUBSIDIARIES", size=9, bold=True)
+        b.heading(title)
+        b.para(LOREM)
+    i = ident_of(b.save(tmp_path / "running.pdf"))
+    assert (i.issuer, i.source("issuer")) == ("THE FIZZY DRINKS COMPANY", "running")
+
+
 def test_chinese_prospectus_cover(tmp_path):
     i = ident_of(prospectus_zh(tmp_path / "p.pdf"))
     # the sponsor (保荐人, a 证券股份有限公司) is not the issuer
