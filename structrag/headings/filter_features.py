@@ -98,7 +98,7 @@ def page_drawings(page: Any) -> dict[str, list]:
             vrules.append((x0, y0, x1, y1))
         elif d.get("fill") is not None and dw >= 15 and dh >= 5 and dw * dh < 0.5 * w * h:
             boxes.append((x0, y0, x1, y1))
-            # a cell's box drawn as a stroked rectangle also gives its top and bottom rules
+        # a cell's box drawn as a stroked rectangle also gives its top and bottom rules
         if d.get("color") is not None and dw >= 15 and dh >= 5 and dw * dh < 0.5 * w * h:
             hrules += [(x0, y0, x1, y0), (x0, y1, x1, y1)]
     return {"h": hrules, "v": vrules, "boxes": boxes}
