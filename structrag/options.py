@@ -210,6 +210,9 @@ class ParseOptions(_Options):
     layout_model: bool | None = _option(False, Flag(
         "--layout-model", "ask PyMuPDF's layout model for a second opinion: no heading inside a table or a "
         "picture (about 0.2 s a page)", const=True))
+    heading_filter: bool | None = _option(False, Flag(
+        "--heading-filter", "drop layout-detected headings a learned filter (trained across publishers) calls "
+        "table or chart lines", const=True))
 
     def __post_init__(self) -> None:
         # fail when the options are set, not once per document
@@ -228,7 +231,7 @@ class ParseOptions(_Options):
                                            or not isinstance(self.min_score, (int, float))):
             self._fail("min_score", "a number")
         self._check_int("max_pages", 1)
-        self._check_bool("layout_model")
+        self._check_bool("layout_model", "heading_filter")
 
     def storable(self) -> "ParseOptions":
         """These options as an index stores them: predictors by name only."""

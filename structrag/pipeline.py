@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from functools import lru_cache
 from typing import Any, Mapping, NamedTuple
 
 from .errors import ConfigError
@@ -56,8 +57,8 @@ def detect_headings(
 
     ``options`` (:class:`~structrag.options.ParseOptions`, a mapping of its
     fields, or its fields as keywords) say where headings come from; this step
-    reads ``outline``, ``contents``, ``min_score``, ``layout_model`` and
-    ``password``.  With ``outline="auto"`` and an outline of at least
+    reads ``outline``, ``contents``, ``min_score``, ``layout_model``,
+    ``heading_filter`` and ``password``.  With ``outline="auto"`` and an outline of at least
     ``min_outline_entries`` entries, its located entries are returned
     (``source="outline"``, levels set); entries not found on their pages are
     kept at the top of their page with ``bbox=None``.  Otherwise, with
@@ -75,6 +76,10 @@ def detect_headings(
     the layout-detected headings (:mod:`.headings.layout_model`): one inside a
     table or a picture is left out.  It reads the PDF again (``password`` for
     an encrypted one) at about 0.2 s a page, with a bar (``progress``).
+    ``heading_filter=True`` asks the learned filter (:mod:`.headings.learned_filter`)
+    the same of every layout-detected heading: a table's row labels, column
+    headers and titles, chart labels are left out.  It reads the ruling lines of
+    the pages holding one.
     """
     opts, unknown = ParseOptions.split(options, overrides)
     if unknown:
@@ -95,8 +100,25 @@ def detect_headings(
         from .headings.layout_model import layout_vetoes
 
         drop |= set(layout_vetoes(document, layout, password=password, progress=progress))
-    return tuple(h for k, h in enumerate(layout) if k not in drop)
+    kept = tuple(h for k, h in enumerate(layout) if k not in drop)
+    if o["heading_filter"]:
+        from .headings.learned_filter import filter_vetoes
 
+        # judged on the headings as they stand, as the filter was trained
+        vetoed = filter_vetoes(document, kept, *_heading_filter(), password=password)
+        kept = tuple(h for k, h in enumerate(kept) if k not in vetoed)
+    return kept
+
+
+
+@lru_cache(maxsize=1)
+def _heading_filter() -> tuple[Any, float]:
+    """The shipped heading filter model and its threshold, read once."""
+    from .headings.learned_filter import filter_model_files
+    from .levels.gbdt import load_model
+
+    path, threshold = filter_model_files()
+    return load_model(path), threshold
 
 
 class ParsedDocument(NamedTuple):

@@ -657,3 +657,38 @@ def prospectus_pdf(path: str | Path, lang: str = "zh") -> Path:
         t = str(p + 1)
         b.doc[p].insert_text(((b.width - 8) / 2, b.height - 36), t, fontsize=8, fontname="helv")
     return b.save(path)
+
+
+def ruled_table_report(path: str | Path) -> Path:
+    """A report whose second page holds a bold heading over a ruled table: bold column headers, bold row
+    labels, figures in right-aligned columns, a rule under every row (the learned heading filter's test)."""
+    b = PDFBuilder()
+    b.heading("Annual Review", size=18)
+    for _ in range(4):
+        b.para()
+    b.new_page()
+    b.heading("Segment Results", size=10)  # bold in body size: a heading by its boldness alone
+    b.para()
+    b.para()
+    page = b.page
+    x0, x1 = b.margin, b.width - b.margin
+    y = b.y + 8
+    cols = (300.0, 380.0, 460.0)
+    rows = [("Segment", ("2024", "2023", "Change")), ("Retail Banking", ()), ("Deposits", ("1,204", "1,118", "7.7%")),
+            ("Mortgages", ("846", "790", "7.1%")), ("Corporate Lending", ()), ("Term Loans", ("2,015", "1,932", "4.3%")),
+            ("Trade Finance", ("512", "498", "2.8%")), ("Group Total", ("4,577", "4,338", "5.5%"))]
+    page.draw_line((x0, y - 12), (x1, y - 12), width=1.0)
+    for label, figures in rows:
+        # the header row and the row groups' names in bold, the rows' own names in body type
+        page.insert_text((x0, y), label, fontsize=10, fontname="hebo" if label == "Segment" or not figures else "helv")
+        for right, t in zip(cols, figures):
+            w = pymupdf.get_text_length(t, fontname="hebo" if label == "Segment" else "helv", fontsize=10)
+            page.insert_text((right + 60 - w, y), t, fontsize=10, fontname="hebo" if label == "Segment" else "helv")
+        page.draw_line((x0, y + 5), (x1, y + 5), width=0.5)
+        y += 20
+    b.y = y + 10
+    b.para()
+    b.heading("Outlook", size=10)
+    b.para()
+    b.para()
+    return b.save(path)

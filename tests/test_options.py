@@ -141,4 +141,4 @@ def test_the_index_stores_only_what_was_given():
     assert ChunkOptions().to_dict() == {}
     assert [f.name for f in dataclasses.fields(ParseOptions)] == [
         "outline", "contents", "predictor", "memory", "granularity", "fallback", "min_score", "max_pages",
-        "password", "layout_model"]
+        "password", "layout_model", "heading_filter"]

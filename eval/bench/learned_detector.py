@@ -25,12 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from structrag.headings.filter_features import REASONS, reason_values
 from structrag.text import latin_capitals, normalize_title
 
 from eval.bench.common import bootstrap_ci, data_dir, fmt, run_info
@@ -38,34 +38,8 @@ from eval.bench.families import load_families
 from eval.bench.precision import (LABELS, detect, find_pdf, label_key, load_labels, macro, outline_of,
                                   page_lines, precision, printed_entries, sha1_of)
 
-_REASON = re.compile(r"^(.*?)\s+([+-]\d+(?:\.\d+)?)$")
-# the variable part of a reason's name: "size x1.22", "body style (25% of text)", "4 lines", "on 9 pages"
-_VARIABLE = re.compile(r"\s*(?:x\d[\d.]*|\([^)]*\)|\b\d+\b|%)")
-#: reason names that become features (others are summed into "other reasons")
-REASONS = ("size", "bold", "italic", "capitals", "colour", "font", "numbered", "rare style", "body style",
-           "the page's body style", "sentence punctuation", "ends with a colon", "long", "longish", "lines",
-           "figures", "not alone on its row", "alone on its row", "starts in lower case", "repeated on pages",
-           "smaller than body", "continues a numbered heading sequence", "numbered sequence of with text between")
 FEATURES = ("score", "contents", "chars", "words", "capitals", "digits", "colon", "page_rel", "on_page",
             "rank_on_page", "y_top", "other_reasons") + tuple(f"r:{r}" for r in REASONS)
-
-
-def reason_values(reasons: Sequence[str]) -> dict[str, float]:
-    """A heading's reasons as ``{name: value}``, the variable part of each name dropped."""
-    out: dict[str, float] = defaultdict(float)
-    for r in reasons:
-        m = _REASON.match(r)
-        if m is None:
-            continue
-        name = " ".join(_VARIABLE.sub(" ", m.group(1)).split())
-        if name.startswith("numbered sequence"):
-            name = "numbered sequence of with text between"
-        elif name.startswith("numbered"):
-            name = "numbered"
-        elif name.startswith("repeated"):
-            name = "repeated on pages"
-        out[name if name in REASONS else "other"] += float(m.group(2))
-    return out
 
 
 def features(heads: Sequence[Any], page_count: int) -> list[list[float]]:
