@@ -110,7 +110,6 @@ def detect_headings(
     return kept
 
 
-
 @lru_cache(maxsize=1)
 def _heading_filter() -> tuple[Any, float]:
     """The shipped heading filter model and its threshold, read once."""
