@@ -73,10 +73,11 @@ def chunk_rows_per_term(corpus: Corpus, tokens: Sequence[str], expansion: Expans
     documents whose issuer name has it): the root of a document's tree is its identity, so "3M" in the
     question is found in every chunk of 3M's filings, as an ancestor heading would be."""
     bm = corpus.bm25_chunks
+    n = corpus.n_chunks
     rows = bm.contains(tokens)
     if root_terms:
         known = [t for t in dict.fromkeys(tokens) if t in bm.vocab_]
-        rows = [np.union1d(r, np.concatenate([corpus.doc_rows(d) for d in root_terms[t]])) if root_terms.get(t) else r
+        rows = [_union(n, r, *(corpus.doc_rows(d) for d in root_terms[t])) if root_terms.get(t) else r
                 for t, r in zip(known, rows)]
     if not expansion.alias_terms or not expansion.phrases:
         return rows
@@ -87,10 +88,25 @@ def chunk_rows_per_term(corpus: Corpus, tokens: Sequence[str], expansion: Expans
             continue
         both = per[0]
         for r in per[1:]:
-            both = np.intersect1d(both, r, assume_unique=True)
-        found = both if found is None else np.union1d(found, both)
+            both = _intersect(n, both, r)
+        found = both if found is None else _union(n, found, both)
     if found is None or not found.size:
         return rows
     alias = set(expansion.alias_terms)
     known = [t for t in dict.fromkeys(tokens) if t in bm.vocab_]
-    return [np.union1d(r, found) if t in alias else r for t, r in zip(known, rows)]
+    return [_union(n, r, found) if t in alias else r for t, r in zip(known, rows)]
+
+
+# Row sets as sorted unique arrays, combined through a mask over the corpus's rows: linear in the
+# corpus, where np.union1d sorts the concatenation (at 80k chunks, most of a query's time).
+def _union(n: int, *parts: np.ndarray) -> np.ndarray:
+    mask = np.zeros(n, bool)
+    for p in parts:
+        mask[p] = True
+    return np.flatnonzero(mask)
+
+
+def _intersect(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    mask = np.zeros(n, bool)
+    mask[a] = True
+    return b[mask[b]]
