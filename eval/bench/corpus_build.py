@@ -23,8 +23,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import subprocess
 import sys
 import warnings
 from collections import Counter
@@ -32,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from eval.bench.common import CACHE, REPO
-from eval.bench.corpus_labels import contents_label, git_blob, git_dir, outline_label, toc_rows
+from eval.bench.corpus_labels import contents_label, materialise, outline_label, toc_rows
 
 MANIFEST = REPO / "eval" / "data" / "corpus" / "manifest.jsonl"
 
@@ -74,26 +72,15 @@ def _label_one(pdf: str, kind: str, cache_dir: str) -> tuple[list[list], int]:
 
 def build(rows: list[dict], out: Path, mirror: Path, cache_dir: Path, jobs: int) -> dict:
     """Write the corpus for ``rows``; the report that ``build.json`` holds."""
-    from structrag.files import file_sha1
-
     out.mkdir(parents=True, exist_ok=True)
     report: dict = {"missing": [], "sha1_mismatch": [], "labels_changed": [], "no_labels": []}
     ready = []
     for r in rows:
-        pdf = out / f"{r['doc_id']}.pdf"
-        if not (pdf.is_file() and file_sha1(pdf) == r["sha1"]):
-            try:
-                data = git_blob(git_dir(mirror, r["repository"]), r["commit"], r["path"])
-            except (subprocess.CalledProcessError, FileNotFoundError):
-                report["missing"].append(r["doc_id"])
-                continue
-            if hashlib.sha1(data).hexdigest() != r["sha1"]:
-                report["sha1_mismatch"].append(r["doc_id"])
-                continue
-            tmp = pdf.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, pdf)
-        ready.append(r)
+        failed = materialise(r, out, mirror)
+        if failed:
+            report[failed].append(r["doc_id"])
+        else:
+            ready.append(r)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         labelled = list(pool.map(_label_one, [str(out / f"{r['doc_id']}.pdf") for r in ready],
                                  [r["label"] for r in ready], [str(cache_dir)] * len(ready)))

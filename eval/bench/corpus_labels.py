@@ -77,6 +77,30 @@ def git_blob(gdir: Path, commit: str, path: str) -> bytes:
                           check=True, capture_output=True).stdout
 
 
+def materialise(row: dict, out: Path, mirror: Path) -> str | None:
+    """Write manifest ``row``'s PDF as ``out/<doc_id>.pdf`` from its snapshot, its sha1 checked; None when
+    it is there, else why not (``missing``: no snapshot or no such blob, ``sha1_mismatch``).  A file already
+    there with the right sha1 is kept, so a rebuild costs no git reads."""
+    import hashlib
+    import os
+
+    from structrag.files import file_sha1
+
+    pdf = out / f"{row['doc_id']}.pdf"
+    if pdf.is_file() and file_sha1(pdf) == row["sha1"]:
+        return None
+    try:
+        data = git_blob(git_dir(mirror, row["repository"]), row["commit"], row["path"])
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return "missing"
+    if hashlib.sha1(data).hexdigest() != row["sha1"]:
+        return "sha1_mismatch"
+    tmp = pdf.with_suffix(".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, pdf)
+    return None
+
+
 # ----------------------------------------------------------------------------- labels
 
 _FILE_NAME = re.compile(r"\.(pdf|docx?|indd|xlsx?|pptx?|html?)\s*$", re.I)

@@ -18,17 +18,14 @@ ignored by git) and use it for evaluation only.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 from eval.bench.common import CACHE, REPO
 from eval.bench.corpus_build import read_manifest
-from eval.bench.corpus_labels import git_blob, git_dir
+from eval.bench.corpus_labels import materialise
 
 MANIFEST = REPO / "eval" / "data" / "scale" / "manifest.jsonl"
 
@@ -42,26 +39,15 @@ def _page_count(pdf: Path) -> int:
 
 def build(rows: list[dict], out: Path, mirror: Path) -> dict:
     """Write the distractor PDFs and ``docs.jsonl`` for ``rows``; the report that ``build.json`` holds."""
-    from structrag.files import file_sha1
-
     out.mkdir(parents=True, exist_ok=True)
     report: dict = {"missing": [], "sha1_mismatch": [], "pages_changed": []}
     lines = []
     for r in rows:
+        failed = materialise(r, out, mirror)
+        if failed:
+            report[failed].append(r["doc_id"])
+            continue
         pdf = out / f"{r['doc_id']}.pdf"
-        # a file already there with the right sha1 is kept, so a rebuild costs no git reads
-        if not (pdf.is_file() and file_sha1(pdf) == r["sha1"]):
-            try:
-                data = git_blob(git_dir(mirror, r["repository"]), r["commit"], r["path"])
-            except (subprocess.CalledProcessError, FileNotFoundError):
-                report["missing"].append(r["doc_id"])
-                continue
-            if hashlib.sha1(data).hexdigest() != r["sha1"]:
-                report["sha1_mismatch"].append(r["doc_id"])
-                continue
-            tmp = pdf.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, pdf)
         pages = _page_count(pdf)
         if pages != r["pages"]:
             report["pages_changed"].append(r["doc_id"])
