@@ -235,16 +235,17 @@ def sha1_of(path: Path) -> str:
     return hashlib.sha1(path.read_bytes()).hexdigest()
 
 
-def detect(path: Path, layout_model: bool = False):
+def detect(path: Path, layout_model: bool = False, heading_filter: bool = False):
     """(document, detected headings) with the outline ignored, as every figure here is measured
-    (``layout_model``: with PyMuPDF's layout model's second opinion, :mod:`structrag.headings.layout_model`)."""
+    (``layout_model``: with PyMuPDF's layout model's second opinion, :mod:`structrag.headings.layout_model`;
+    ``heading_filter``: with the learned filter's, :mod:`structrag.headings.learned_filter`)."""
     from structrag.extraction import extract
     from structrag.pipeline import detect_headings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         doc = extract(path)
-        return doc, detect_headings(doc, outline="ignore", layout_model=layout_model)
+        return doc, detect_headings(doc, outline="ignore", layout_model=layout_model, heading_filter=heading_filter)
 
 
 def page_lines(path: Path) -> list[list[tuple[str, float, int]]]:
@@ -281,12 +282,13 @@ def load_labels(path: Path) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the benchmark
 
 
-def score_document(path: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = False) -> dict[str, Any]:
+def score_document(path: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = False,
+                   heading_filter: bool = False) -> dict[str, Any]:
     """Every figure of one labelled document."""
     from eval.trees import heading_prf
 
     sha1 = sha1_of(path)
-    doc, heads = detect(path, layout_model)
+    doc, heads = detect(path, layout_model, heading_filter)
     m = match_labels([(h.page, h.text) for h in heads], labels, sha1)
     strata = Counter(stratum(h.source, h.reasons) for h in heads)
     lines = page_lines(path)
@@ -314,7 +316,8 @@ def score_document(path: Path, labels: Sequence[Mapping[str, Any]], layout_model
     }
 
 
-def run(data: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = False) -> dict[str, Any]:
+def run(data: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = False,
+        heading_filter: bool = False) -> dict[str, Any]:
     by_doc: dict[str, list] = defaultdict(list)
     for lab in labels:
         by_doc[lab["doc"]].append(lab)
@@ -324,7 +327,7 @@ def run(data: Path, labels: Sequence[Mapping[str, Any]], layout_model: bool = Fa
         if path is None:
             missing.append(name)
             continue
-        rows.append(score_document(path, by_doc[name], layout_model))
+        rows.append(score_document(path, by_doc[name], layout_model, heading_filter))
         r = rows[-1]
         print(f"{name:48s} precision {r['precision']:.3f} ({r['kept']}/{r['labelled']} kept)", file=sys.stderr)
     cats = Counter(lab.get("category") or "other" for lab in labels if not lab["label"])
@@ -425,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="labels whose headings are not drawn again (--sample; repeatable)")
     ap.add_argument("--layout-model", action="store_true",
                     help="detect with PyMuPDF's layout model's second opinion (structrag toc --layout-model)")
+    ap.add_argument("--heading-filter", action="store_true",
+                    help="detect with the learned heading filter (structrag toc --heading-filter)")
     ap.add_argument("pdfs", nargs="*", type=Path, help="PDFs to sample (--sample)")
     args = ap.parse_args(argv)
     data = args.data if args.data is not None else data_dir()
@@ -442,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     if not data.is_dir():
         print(f"no shared data folder at {data} (pass --data)", file=sys.stderr)
         return 2
-    res = run(data, [lab for f in label_files for lab in load_labels(f)], args.layout_model)
+    res = run(data, [lab for f in label_files for lab in load_labels(f)], args.layout_model, args.heading_filter)
     md = to_markdown(res, run_info("eval.bench.precision", argv))
     if args.md:
         args.md.parent.mkdir(parents=True, exist_ok=True)
