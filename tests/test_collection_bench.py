@@ -41,3 +41,14 @@ def test_document_recall_reads_the_documents_in_first_page_order():
     collection_pages(ix, list(range(7)), "a.pdf", seen)
     assert seen == ["b.pdf", "c.pdf", "d.pdf", "e.pdf", "f.pdf", "a.pdf"]
     assert doc_recall(seen, "a.pdf") == 0.0 and doc_recall(seen, "a.pdf", k=6) == 1.0 and doc_recall(seen, "b.pdf") == 1.0
+
+
+def test_the_distractor_set_is_the_folders_given():
+    import pytest
+
+    from eval.bench.generalise_build import SCALE_SOURCES, set_files
+
+    assert [p.name for p in set_files("distractors", distractors="/x/a,/y/b")] == ["a", "b"]
+    with pytest.raises(SystemExit, match="--distractors"):
+        set_files("distractors")
+    assert SCALE_SOURCES == ("filings", "distractors")
