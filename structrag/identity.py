@@ -357,7 +357,9 @@ def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc
     addressed = _addressee(body)
     if addressed:
         return addressed, "auditor"
-    group = Counter(m.group(1).strip(" ,") for m in _AND_SUBSIDIARIES.finditer(body)).most_common(1)
+    # "The Company and its subsidiaries" in running text names no one: a name must keep a word of its own
+    group = Counter(n for m in _AND_SUBSIDIARIES.finditer(body)
+                    for n in [m.group(1).strip(" ,")] if normalize_issuer(n)).most_common(1)
     if group and group[0][1] >= 2:
         return group[0][0], "running"
     m = re.search(r"\bfor\s+(.{2,60}?)\s+filed\b", meta, re.I)

@@ -130,6 +130,15 @@ def test_issuer_from_the_running_header_of_its_statements(tmp_path):
         b.para(LOREM)
     i = ident_of(b.save(tmp_path / "running.pdf"))
     assert (i.issuer, i.source("issuer")) == ("THE FIZZY DRINKS COMPANY", "running")
+    # "The Company and its subsidiaries" in the text names no one
+    b = PDFBuilder(footer=None)
+    b.new_page()
+    b.text("FORM 10-K", size=14, bold=True)
+    for _ in range(2):
+        b.new_page()
+        b.text("The Company and its subsidiaries", size=9)
+        b.para(LOREM)
+    assert ident_of(b.save(tmp_path / "generic.pdf")).issuer is None
 
 
 def test_chinese_prospectus_cover(tmp_path):
