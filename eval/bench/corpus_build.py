@@ -125,7 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     report = build(rows, Path(args.out), Path(args.mirror), Path(args.cache), args.jobs)
     print(f"{report['documents']} documents, {report['families']} families, {report['pages']} pages -> {args.out}",
           file=sys.stderr)
-    for key in ("missing", "sha1_mismatch", "no_labels", "labels_changed"):
+    return report_problems(report, ("no_labels", "labels_changed"))
+
+
+def report_problems(report: dict, also: tuple[str, ...] = ()) -> int:
+    """Say on stderr which documents a build could not write or found changed; the exit status (1 when a
+    PDF is missing or its sha1 differs)."""
+    for key in ("missing", "sha1_mismatch", *also):
         if report[key]:
             print(f"{key}: {len(report[key])} ({', '.join(report[key][:5])}{', ...' if len(report[key]) > 5 else ''})",
                   file=sys.stderr)

@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from eval.bench.common import CACHE, REPO
-from eval.bench.corpus_build import read_manifest
+from eval.bench.corpus_build import read_manifest, report_problems
 from eval.bench.corpus_labels import materialise
 
 MANIFEST = REPO / "eval" / "data" / "scale" / "manifest.jsonl"
@@ -70,13 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     report = build(read_manifest(Path(args.manifest)), Path(args.out), Path(args.mirror))
     print(f"{report['documents']} documents, {report['pages']} pages -> {args.out}; forms {report['forms']}",
           file=sys.stderr)
-    for key in ("missing", "sha1_mismatch", "pages_changed"):
-        if report[key]:
-            print(f"{key}: {len(report[key])} ({', '.join(report[key][:5])}{', ...' if len(report[key]) > 5 else ''})",
-                  file=sys.stderr)
-    if report["missing"]:
-        print("fetch the missing repositories' snapshots first (the fetch tool), or pass --mirror", file=sys.stderr)
-    return 1 if report["missing"] or report["sha1_mismatch"] else 0
+    return report_problems(report, ("pages_changed",))
 
 
 if __name__ == "__main__":
