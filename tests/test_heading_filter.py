@@ -97,3 +97,15 @@ def test_publishers_are_held_out_and_the_threshold_comes_from_training_folds():
     assert r2["rules"]["macro"] == pytest.approx(0.5) and r2["filter"]["macro"] == pytest.approx(1.0)
     assert r2["filter"]["lost_true"] == 0 and r2["filter"]["removed_false"] == 8 * 8
     assert all(0.0 < t < 1.0 for t in res["thresholds"].values())
+
+
+def test_a_model_saved_for_other_features_is_refused_with_the_fix(tmp_path):
+    import json
+
+    from structrag.errors import ModelError
+    from structrag.headings.learned_filter import filter_model_files
+
+    (tmp_path / "heading_filter.json").write_text(json.dumps({"features": ["only_one"], "threshold": 0.5}))
+    with pytest.raises(ModelError, match="other features") as e:
+        filter_model_files(tmp_path)
+    assert "heading_filter --save" in (e.value.hint or "")

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..errors import ModelError
 from ..model import Document, Heading
 from .filter_features import FEATURES, document_drawings, heading_features
 
@@ -22,9 +23,11 @@ MODELS = Path(__file__).with_name("models")
 
 def filter_model_files(models: Path = MODELS) -> tuple[Path, float]:
     """The model file and its threshold; refused when the model was saved for other features."""
-    meta = json.loads((models / "heading_filter.json").read_text(encoding="utf-8"))
+    path = models / "heading_filter.json"
+    meta = json.loads(path.read_text(encoding="utf-8"))
     if tuple(meta["features"]) != FEATURES:
-        raise ValueError("the heading filter model was saved for other features; train it again")
+        raise ModelError("the heading filter model was saved for other features", path=path,
+                         hint="train it again: python -m eval.bench.heading_filter --save structrag/headings/models")
     return models / "heading_filter.txt", float(meta["threshold"])
 
 
