@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .model import Block, Document, DocumentIdentity
 from .text import HAN, HANGUL, KANA, normalize_title
@@ -327,8 +327,10 @@ def _addressee(body: str) -> str | None:
     return None
 
 
-def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc_type: str | None, body: str = ""
-            ) -> tuple[str, str] | None:
+def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc_type: str | None,
+            body: Callable[[], str] = str) -> tuple[str, str] | None:
+    """(issuer, source); ``body`` gives the whole document's text with its running headers, read only
+    when the cover names no one."""
     page0 = [b for b in blocks if b.page == blocks[0].page] if blocks else []
     # a filing: the line above "(Exact name of registrant as specified in its charter)"
     for i, b in enumerate(blocks):
@@ -354,11 +356,12 @@ def _issuer(blocks: Sequence[Block], first_page: str, title: str, meta: str, doc
              and not _BOILERPLATE.search(_flat(b.text))]
     if named:
         return _flat(max(named, key=lambda b: (b.size, -b.index)).text), "cover"
-    addressed = _addressee(body)
+    text = body()
+    addressed = _addressee(text)
     if addressed:
         return addressed, "auditor"
     # "The Company and its subsidiaries" in running text names no one: a name must keep a word of its own
-    group = Counter(n for m in _AND_SUBSIDIARIES.finditer(body)
+    group = Counter(n for m in _AND_SUBSIDIARIES.finditer(text)
                     for n in [m.group(1).strip(" ,")] if normalize_issuer(n)).most_common(1)
     if group and group[0][1] >= 2:
         return group[0][0], "running"
@@ -408,8 +411,8 @@ def identify(document: Document, *, headings: Iterable[str] = (), pages: int = C
     if quarter is not None:
         found["quarter"] = (quarter, psrc or "cover")
     # running headers are furniture, kept out of the text: the issuer's "X AND SUBSIDIARIES" is among them
-    running = "\n".join(b.text for b in document.furniture[:2000])
-    who = _issuer(blocks, first_page, title or "", meta, doc_type, document.text + "\n" + running)
+    who = _issuer(blocks, first_page, title or "", meta, doc_type,
+                  lambda: "\n".join([document.text, *(b.text for b in document.furniture[:2000])]))
     if who and who[0]:
         found["issuer"] = who
         if doc_type in ("10-K", "10-Q", "8-K", "20-F"):
